@@ -1,0 +1,132 @@
+# rnr: top-level GNU Makefile. Each folder adds itself through its module.mk.
+#
+# make            bin/rnr (release build)
+# make check      install dependencies, then every test: unit + integration
+#                 (release), the same under ASan+UBSan, fuzz-corpus replay
+# make test       unit + integration tests of the current VARIANT only
+# make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+# make valgrind   the unit tests under valgrind (leaks are errors)
+# make fuzz       every libFuzzer target for FUZZ_SECONDS each (clang)
+# make demo       the main job end to end (see README.md)
+# make bench      benchmarks (large inputs; not part of check)
+# make install PREFIX=/usr/local
+#
+# VARIANT=release|asan|fuzz|debug selects flags; objects go to build/VARIANT.
+
+VARIANT ?= release
+BUILD   := build/$(VARIANT)
+PREFIX  ?= /usr/local
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 15
+
+CC      ?= cc
+ifeq ($(origin CC),default)
+CC      := cc
+endif
+AR      ?= ar
+GUEST_CC ?= riscv64-linux-gnu-gcc
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+CSTD    := -std=c11 -D_GNU_SOURCE
+OPT_release := -O2 -g
+OPT_debug   := -O0 -g3
+OPT_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+               -fno-sanitize-recover=all
+OPT_fuzz    := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+ifeq ($(VARIANT),fuzz)
+CC      := clang
+endif
+LDOPT_asan  := -fsanitize=address,undefined
+LDOPT_fuzz  := -fsanitize=address,undefined
+
+CFLAGS  ?=
+CPPFLAGS += -I. -MMD -MP
+ALL_CFLAGS := $(CSTD) $(WARN) $(OPT_$(VARIANT)) -pthread $(CFLAGS)
+LDFLAGS ?=
+ALL_LDFLAGS := $(LDOPT_$(VARIANT)) -pthread $(LDFLAGS)
+LDLIBS  := -lelf -lz -lnettle -lm
+
+ifeq ($(VARIANT),release)
+BINDIR  := bin
+else
+BINDIR  := $(BUILD)/bin
+endif
+RNR     := $(BINDIR)/rnr
+
+# A stamp that changes when the flags change, so a flag change rebuilds all.
+FLAGS_STAMP := $(BUILD)/flags.stamp
+FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
+$(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
+
+.DEFAULT_GOAL := all
+.PHONY: all check test unit integration asan valgrind fuzz demo bench install clean deps guest
+.SUFFIXES:
+.DELETE_ON_ERROR:
+
+# Component libraries, lowest layer last (the link order).
+LIBS_ORDER := replayer backend driver rru formats
+DEPFILES   :=
+GENERATED  :=
+
+# $(call component,NAME): static library $(BUILD)/lib/libNAME.a from NAME_SRCS.
+define component
+$(1)_OBJS := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$($(1)_SRCS))
+$(1)_LIB  := $$(BUILD)/lib/lib$(1).a
+DEPFILES  += $$($(1)_OBJS:.o=.d)
+$$($(1)_LIB): $$($(1)_OBJS)
+	@mkdir -p $$(dir $$@)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+include formats/module.mk
+include rru/module.mk
+include driver/module.mk
+include backend/module.mk
+include replayer/module.mk
+
+# Libraries in link order; a component without sources yet is left out.
+ALL_LIBS := $(foreach m,$(LIBS_ORDER),$(if $($(m)_SRCS),$($(m)_LIB)))
+
+include tools/module.mk
+include workloads/module.mk
+include tests/module.mk
+
+all: $(RNR)
+
+deps:
+	@tools/install-deps
+
+# The whole suite. The last lines printed are Check's summary of the
+# sanitizer run; every earlier stage stops the run if it fails.
+check: deps
+	$(MAKE) guest
+	$(MAKE) VARIANT=fuzz fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+	$(MAKE) VARIANT=release test
+	$(MAKE) VARIANT=asan test
+
+asan:
+	$(MAKE) VARIANT=asan test
+
+valgrind:
+	$(MAKE) VARIANT=debug valgrind-run
+
+install: $(RNR)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include/rnr/formats $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(RNR) $(DESTDIR)$(PREFIX)/bin/rnr
+	install -m 644 $(formats_LIB) $(DESTDIR)$(PREFIX)/lib/librnrformats.a
+	install -m 644 $(formats_HEADERS) $(DESTDIR)$(PREFIX)/include/rnr/formats/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(RNR_VERSION)|g' \
+	    formats/rnr-formats.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rnr-formats.pc
+	install -m 644 docs/rnr.1 $(DESTDIR)$(PREFIX)/share/man/man1/rnr.1
+
+clean:
+	rm -rf build bin $(GENERATED)
+
+-include $(DEPFILES)

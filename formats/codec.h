@@ -1,0 +1,107 @@
+/* formats/codec.h: internal to formats/: varints, growable buffers, and the
+ * per-kind record codecs that formats/log.c frames into blocks. */
+#ifndef RNR_FORMATS_CODEC_H
+#define RNR_FORMATS_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/log.h"
+
+#define TID_NONE UINT32_MAX   /* "no thread seen yet"; never a valid tid */
+#define CPU_NONE UINT32_MAX
+
+/* A growable byte buffer; aborts when memory is exhausted. */
+typedef struct rnr_buf {
+    uint8_t *p;
+    size_t len, cap;
+} rnr_buf;
+
+void buf_reserve(rnr_buf *b, size_t more);
+void buf_put_bytes(rnr_buf *b, const void *p, size_t n);
+void buf_free(rnr_buf *b);
+
+static inline void buf_put_varint(rnr_buf *b, uint64_t v)
+{
+    buf_reserve(b, 10);
+    uint8_t *p = b->p + b->len;
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    b->len = (size_t)(p - b->p);
+}
+
+static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* A read position in a decoded block payload. */
+typedef struct rnr_cursor {
+    const uint8_t *p, *end;
+} rnr_cursor;
+
+/* Reads a canonical LEB128 value of at most 64 bits; -1 if the bytes run
+ * out, the value overflows, or the encoding is longer than needed. */
+static inline int cur_varint(rnr_cursor *c, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (c->p >= c->end)
+            return -1;
+        uint8_t byte = *c->p++;
+        if (shift == 63 && byte > 1)
+            return -1;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            if (byte == 0 && shift > 0)
+                return -1;          /* overlong */
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Delta state shared by the encoder and decoder of one stream. */
+typedef struct codec_state {
+    const rnr_log_header *h;
+    uint32_t last_cpu;
+    uint32_t last_tid;        /* serial kinds and input */
+    uint32_t *cpu_tid;        /* per CPU: last tid (TID_NONE) */
+    uint64_t *cpu_ts;         /* per CPU: last ts (initial) */
+} codec_state;
+
+void codec_state_init(codec_state *s, const rnr_log_header *h);
+void codec_state_free(codec_state *s);
+
+/* Scratch arrays a decoder fills; they grow as needed and belong to the reader. */
+typedef struct decode_scratch {
+    rnr_sv_entry *sv;
+    uint32_t sv_cap;
+    uint32_t *stv;
+    uint32_t stv_cap;
+    rnr_ptv_entry *ptv;
+    uint32_t ptv_cap;
+} decode_scratch;
+
+void decode_scratch_free(decode_scratch *d);
+
+/* Per kind: check a record against the schema and the stream's state
+ * (0, or -1 with the problem in err), encode it (assumes it checks), decode
+ * one (0, or -1 with the problem in err). Decode also checks. */
+int initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, size_t errlen);
+void initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out);
+int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
+                   rnr_initial_chunk *c, char *err, size_t errlen);
+
+int final_check(const codec_state *s, const rnr_final_chunk *c, char *err, size_t errlen);
+void final_encode(codec_state *s, const rnr_final_chunk *c, rnr_buf *out);
+int final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
+                 rnr_final_chunk *c, char *err, size_t errlen);
+
+int input_check(const codec_state *s, const rnr_input_record *r, char *err, size_t errlen);
+void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out);
+int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err, size_t errlen);
+
+#endif

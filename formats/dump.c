@@ -1,0 +1,221 @@
+/* formats/dump.c: text dump and size summary of any log kind. */
+#include "formats/dump.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "formats/digest.h"
+
+static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...)
+{
+    if (at >= n)
+        return at;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + at, n - at, fmt, ap);
+    va_end(ap);
+    return k < 0 ? at : at + (size_t)k;
+}
+
+void rnr_format_initial(const rnr_initial_chunk *c, char *buf, size_t n)
+{
+    size_t at = add(buf, n, 0, "cpu %u tid %u ts %" PRIu64 " cs %" PRIu64 " end %s", c->cpu,
+                    c->tid, c->ts, c->cs, rnr_reason_name(c->reason));
+    for (uint32_t i = 0; i < c->nsv; i++)
+        at = add(buf, n, at, "%s%u@%" PRIu64, i ? "," : " sv ", c->sv[i].cpu, c->sv[i].ts);
+}
+
+void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t n)
+{
+    if (!rnr_log_kind_has_tokens(kind)) {
+        snprintf(buf, n, "tid %u cs %" PRIu64, c->tid, c->cs);
+        return;
+    }
+    size_t at = add(buf, n, 0, "cpu %u tid %u cs %" PRIu64, c->cpu, c->tid, c->cs);
+    for (uint32_t i = 0; i < c->nstv; i++)
+        at = add(buf, n, at, "%s%u", i ? "," : " stv ", c->stv[i]);
+    for (uint32_t i = 0; i < c->nptv; i++)
+        at = add(buf, n, at, "%s%ux%u", i ? "," : " ptv ", c->ptv[i].cpu, c->ptv[i].count);
+}
+
+static void dump_input(FILE *out, const rnr_input_record *r)
+{
+    fprintf(out, "tid %u ", r->tid);
+    switch (r->type) {
+    case RNR_IN_SYSCALL:
+        fprintf(out, "syscall %" PRIu64 " = %" PRId64 "\n", r->nr, r->value);
+        return;
+    case RNR_IN_CSR:
+        fprintf(out, "csr 0x%03" PRIx64 " = %" PRIu64 "\n", r->nr, (uint64_t)r->value);
+        return;
+    default:
+        break;
+    }
+    fprintf(out, "%s 0x%" PRIx64 " len %" PRIu64 " ", r->type == RNR_IN_MEM ? "mem" : "start",
+            r->addr, r->len);
+    size_t shown = r->len <= 64 ? (size_t)r->len : 32;
+    for (size_t i = 0; i < shown; i++)
+        fprintf(out, "%02x", r->data[i]);
+    if (shown < r->len)
+        fprintf(out, "... crc32 %08lx", crc32(0L, r->data, (uInt)r->len));
+    fputc('\n', out);
+}
+
+int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen)
+{
+    const rnr_log_header *h = rnr_reader_header(r);
+    char hex[RNR_SHA256_HEX];
+    static const uint8_t zero[32];
+    rnr_hex(h->program_sha256, 32, hex);
+    fprintf(out, "# rnr %s log, format %u, cpus %u, msp %" PRIu64 ", program %s\n",
+            rnr_log_kind_name(h->kind), RNR_LOG_VERSION, h->cpus, h->msp,
+            memcmp(h->program_sha256, zero, 32) ? hex : "unknown");
+    char line[16384];
+    uint64_t i = 0;
+    int rc;
+    for (;; i++) {
+        if (h->kind == RNR_LOG_INITIAL) {
+            rnr_initial_chunk c;
+            if ((rc = rnr_reader_next_initial(r, &c)) <= 0)
+                break;
+            rnr_format_initial(&c, line, sizeof line);
+        } else if (h->kind == RNR_LOG_INPUT) {
+            rnr_input_record in;
+            if ((rc = rnr_reader_next_input(r, &in)) <= 0)
+                break;
+            fprintf(out, "%" PRIu64 " ", i);
+            dump_input(out, &in);
+            continue;
+        } else {
+            rnr_final_chunk c;
+            if ((rc = rnr_reader_next_final(r, &c)) <= 0)
+                break;
+            rnr_format_final(h->kind, &c, line, sizeof line);
+        }
+        fprintf(out, "%" PRIu64 " %s\n", i, line);
+    }
+    if (rc < 0) {
+        fflush(out);
+        snprintf(err, errlen, "%s", rnr_reader_error(r));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- summary ---- */
+
+typedef struct deflater {
+    z_stream z;
+    uint8_t out[16384];
+    uint64_t total;
+    int ok;
+} deflater;
+
+static void deflate_drain(deflater *d, int flush)
+{
+    int rc;
+    do {
+        d->z.next_out = d->out;
+        d->z.avail_out = sizeof d->out;
+        rc = deflate(&d->z, flush);
+        d->total += sizeof d->out - d->z.avail_out;
+    } while (d->z.avail_out == 0 || (flush == Z_FINISH && rc == Z_OK));
+    if (rc == Z_STREAM_ERROR)
+        d->ok = 0;
+}
+
+static void on_block(void *ctx, const uint8_t *raw, size_t n)
+{
+    deflater *d = ctx;
+    d->z.next_in = (Bytef *)(uintptr_t)raw;
+    d->z.avail_in = (uInt)n;
+    deflate_drain(d, Z_NO_FLUSH);
+}
+
+/* A small open-addressing set of tids. */
+typedef struct tid_set {
+    uint32_t *slot;
+    size_t cap, n;
+} tid_set;
+
+static void tid_add(tid_set *s, uint32_t tid)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        tid_set big = { calloc(s->cap ? 2 * s->cap : 64, sizeof(uint32_t)), s->cap ? 2 * s->cap : 64, 0 };
+        if (!big.slot)
+            abort();
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slot[i])
+                tid_add(&big, s->slot[i] - 1);
+        free(s->slot);
+        *s = big;
+    }
+    size_t i = (tid * 2654435761u) & (s->cap - 1);
+    while (s->slot[i] && s->slot[i] != tid + 1)
+        i = (i + 1) & (s->cap - 1);
+    if (!s->slot[i]) {
+        s->slot[i] = tid + 1;
+        s->n++;
+    }
+}
+
+int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    rnr_reader *r = rnr_reader_open(path, err, errlen);
+    if (!r)
+        return -1;
+    deflater d;
+    memset(&d, 0, sizeof d);
+    d.ok = deflateInit(&d.z, 9) == Z_OK;
+    if (d.ok)
+        rnr_reader_on_block(r, on_block, &d);
+    s->header = *rnr_reader_header(r);
+    uint32_t kind = s->header.kind;
+    tid_set tids = { 0 };
+    int rc;
+    for (;;) {
+        if (kind == RNR_LOG_INITIAL) {
+            rnr_initial_chunk c;
+            if ((rc = rnr_reader_next_initial(r, &c)) <= 0)
+                break;
+            s->instructions += c.cs;
+            s->sv_entries += c.nsv;
+            tid_add(&tids, c.tid);
+        } else if (kind == RNR_LOG_INPUT) {
+            rnr_input_record in;
+            if ((rc = rnr_reader_next_input(r, &in)) <= 0)
+                break;
+            s->mem_bytes += in.len;
+            tid_add(&tids, in.tid);
+        } else {
+            rnr_final_chunk c;
+            if ((rc = rnr_reader_next_final(r, &c)) <= 0)
+                break;
+            s->instructions += c.cs;
+            s->tokens += c.nstv;
+            for (uint32_t i = 0; i < c.nptv; i++)
+                s->tokens_awaited += c.ptv[i].count;
+            tid_add(&tids, c.tid);
+        }
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s", rnr_reader_error(r));
+    s->counts = *rnr_reader_counts(r);
+    s->threads = tids.n;
+    free(tids.slot);
+    if (d.ok) {
+        d.z.avail_in = 0;
+        deflate_drain(&d, Z_FINISH);
+        s->zlib_bytes = d.total;
+    }
+    deflateEnd(&d.z);
+    rnr_reader_close(r);
+    return rc < 0 ? -1 : 0;
+}

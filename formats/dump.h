@@ -1,0 +1,36 @@
+/* formats/dump.h: the human-readable text of a log (`rnr dump`) and its
+ * size summary (`rnr stats`). */
+#ifndef RNR_FORMATS_DUMP_H
+#define RNR_FORMATS_DUMP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "formats/log.h"
+
+/* Prints the header line and one line per record, stable across versions
+ * of the same format so that dumps can be diffed. 0 at a clean end; -1 if
+ * the log is damaged (the complete prefix was printed; message in err). */
+int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen);
+
+/* One line of a record, without the index and newline, into buf. */
+void rnr_format_initial(const rnr_initial_chunk *c, char *buf, size_t n);
+void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t n);
+
+typedef struct rnr_log_summary {
+    rnr_log_header header;
+    rnr_log_counts counts;
+    uint64_t zlib_bytes;        /* the raw records compressed as one zlib stream (level 9) */
+    uint64_t instructions;      /* chunk logs: sum of chunk sizes */
+    uint64_t threads;           /* distinct tids */
+    uint64_t tokens;            /* MaxPar/Stitched: STV bits set (tokens sent) */
+    uint64_t tokens_awaited;    /* MaxPar/Stitched: sum of PTV counts */
+    uint64_t sv_entries;        /* initial: successor-vector entries */
+    uint64_t mem_bytes;         /* input: bytes in MEM and START records */
+} rnr_log_summary;
+
+/* Reads the whole log at PATH; 0, or -1 with err (nothing is summarized
+ * from a damaged log). */
+int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t errlen);
+
+#endif

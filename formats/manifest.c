@@ -1,0 +1,293 @@
+/* formats/manifest.c: reading and writing the bundle manifest. Values are
+ * escaped so that any byte string survives: \\ \n \t \r and \xHH. */
+#include "formats/manifest.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MANIFEST_MAX_BYTES (16u << 20)
+
+struct rnr_manifest {
+    char **keys, **values;
+    size_t n, cap;
+};
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("rnr: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+rnr_manifest *rnr_manifest_new(void)
+{
+    rnr_manifest *m = xmalloc(sizeof *m);
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+void rnr_manifest_free(rnr_manifest *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->keys[i]);
+        free(m->values[i]);
+    }
+    free(m->keys);
+    free(m->values);
+    free(m);
+}
+
+static int key_ok(const char *k)
+{
+    if (!*k)
+        return 0;
+    for (; *k; k++)
+        if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') ||
+              *k == '_' || *k == '.' || *k == '-'))
+            return 0;
+    return 1;
+}
+
+const char *rnr_manifest_get(const rnr_manifest *m, const char *key)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->keys[i], key) == 0)
+            return m->values[i];
+    return NULL;
+}
+
+int rnr_manifest_get_u64(const rnr_manifest *m, const char *key, uint64_t *out)
+{
+    const char *v = rnr_manifest_get(m, key);
+    if (!v || *v < '0' || *v > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+void rnr_manifest_set(rnr_manifest *m, const char *key, const char *value)
+{
+    if (!key_ok(key)) {
+        fprintf(stderr, "rnr: internal error: bad manifest key '%s'\n", key);
+        abort();
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        if (strcmp(m->keys[i], key) == 0) {
+            free(m->values[i]);
+            m->values[i] = xstrdup(value);
+            return;
+        }
+    }
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        char **k = realloc(m->keys, m->cap * sizeof *k);
+        char **v = realloc(m->values, m->cap * sizeof *v);
+        if (!k || !v) {
+            fputs("rnr: out of memory\n", stderr);
+            abort();
+        }
+        m->keys = k;
+        m->values = v;
+    }
+    m->keys[m->n] = xstrdup(key);
+    m->values[m->n] = xstrdup(value);
+    m->n++;
+}
+
+void rnr_manifest_set_u64(rnr_manifest *m, const char *key, uint64_t value)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, value);
+    rnr_manifest_set(m, key, buf);
+}
+
+size_t rnr_manifest_count(const rnr_manifest *m) { return m->n; }
+const char *rnr_manifest_key(const rnr_manifest *m, size_t i) { return m->keys[i]; }
+const char *rnr_manifest_value(const rnr_manifest *m, size_t i) { return m->values[i]; }
+
+static void put_escaped(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f || (p == (const unsigned char *)s && *p == ' ') ||
+                (p[1] == '\0' && *p == ' '))
+                fprintf(f, "\\x%02x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+}
+
+int rnr_manifest_save(const rnr_manifest *m, const char *path, char *err, size_t errlen)
+{
+    size_t n = strlen(path) + 8;
+    char *tmp = xmalloc(n);
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    fprintf(f, "rnr-manifest = %u\n", RNR_MANIFEST_VERSION);
+    for (size_t i = 0; i < m->n; i++) {
+        if (strcmp(m->keys[i], "rnr-manifest") == 0)
+            continue;
+        fprintf(f, "%s = ", m->keys[i]);
+        put_escaped(f, m->values[i]);
+        fputc('\n', f);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+static int hexdigit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Unescapes S in place; -1 on a bad escape or an escaped NUL. */
+static int unescape(char *s)
+{
+    char *out = s;
+    for (char *p = s; *p; p++) {
+        if (*p != '\\') {
+            *out++ = *p;
+            continue;
+        }
+        p++;
+        switch (*p) {
+        case '\\': *out++ = '\\'; break;
+        case 'n': *out++ = '\n'; break;
+        case 't': *out++ = '\t'; break;
+        case 'r': *out++ = '\r'; break;
+        case 'x': {
+            int hi = p[1] ? hexdigit(p[1]) : -1, lo = hi >= 0 && p[2] ? hexdigit(p[2]) : -1;
+            if (hi < 0 || lo < 0 || (hi | lo) == 0)
+                return -1;
+            *out++ = (char)(hi << 4 | lo);
+            p += 2;
+            break;
+        }
+        default:
+            return -1;
+        }
+    }
+    *out = '\0';
+    return 0;
+}
+
+rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    rnr_manifest *m = rnr_manifest_new();
+    char *line = NULL;
+    size_t cap = 0, total = 0;
+    ssize_t len;
+    unsigned lineno = 0;
+    const char *problem = NULL;
+    int have_version = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        total += (size_t)len;
+        if (total > MANIFEST_MAX_BYTES) {
+            problem = "manifest is larger than 16 MiB";
+            break;
+        }
+        if (len > 0 && line[len - 1] == '\n')
+            line[--len] = '\0';
+        if ((size_t)len != strlen(line)) {
+            problem = "NUL byte in line";
+            break;
+        }
+        if (len == 0 || line[0] == '#')
+            continue;
+        char *eq = strstr(line, " = ");
+        if (!eq) {
+            problem = "expected 'key = value'";
+            break;
+        }
+        *eq = '\0';
+        char *value = eq + 3;
+        if (!key_ok(line)) {
+            problem = "invalid key";
+            break;
+        }
+        if (unescape(value) < 0) {
+            problem = "invalid escape in value";
+            break;
+        }
+        if (strcmp(line, "rnr-manifest") == 0) {
+            if (strcmp(value, "1") != 0) {
+                problem = "unsupported manifest version";
+                break;
+            }
+            have_version = 1;
+            continue;
+        }
+        if (rnr_manifest_get(m, line)) {
+            problem = "key appears twice";
+            break;
+        }
+        rnr_manifest_set(m, line, value);
+    }
+    if (!problem && ferror(f))
+        problem = strerror(errno);
+    if (!problem && !have_version) {
+        problem = "not an rnr manifest (no 'rnr-manifest = 1' line)";
+        lineno = 0;
+    }
+    free(line);
+    fclose(f);
+    if (problem) {
+        if (lineno)
+            snprintf(err, errlen, "%s: line %u: %s", path, lineno, problem);
+        else
+            snprintf(err, errlen, "%s: %s", path, problem);
+        rnr_manifest_free(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,671 @@
+/* tests/test_formats.c: the log container and every record kind: random
+ * round trips, corruption, truncation, bad headers, schema checks, pipes. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "formats/dump.h"
+#include "formats/log.h"
+#include "formats/manifest.h"
+#include "tests/testutil.h"
+
+/* ---- a random log held in memory, record by record ---- */
+
+typedef struct stored_rec {
+    rnr_initial_chunk ic;
+    rnr_final_chunk fc;
+    rnr_input_record in;
+    rnr_sv_entry sv[16];
+    uint32_t stv[16];
+    rnr_ptv_entry ptv[16];
+    uint8_t data[300];
+} stored_rec;
+
+typedef struct model {
+    rnr_log_header h;
+    stored_rec *recs;
+    size_t n;
+} model;
+
+static void random_model(model *m, uint32_t kind, uint32_t cpus, size_t n, uint64_t *rng)
+{
+    memset(m, 0, sizeof *m);
+    m->h.kind = kind;
+    m->h.cpus = cpus;
+    m->h.msp = tu_rand(rng) % 1000000;
+    for (int i = 0; i < 32; i++)
+        m->h.program_sha256[i] = (uint8_t)tu_rand(rng);
+    m->recs = calloc(n, sizeof *m->recs);
+    m->n = n;
+    uint64_t ts[16] = { 0 };
+    uint32_t cpu = 0, tid = 1;
+    for (size_t i = 0; i < n; i++) {
+        stored_rec *r = &m->recs[i];
+        /* Batches: the cpu changes now and then; tids repeat often. */
+        if (tu_below(rng, 4) == 0)
+            cpu = (uint32_t)tu_below(rng, cpus);
+        if (tu_below(rng, 3) == 0)
+            tid = (uint32_t)tu_below(rng, 1u << (tu_below(rng, 32))) % 0xfffffffeu;
+        /* Occasionally extreme values, to cover every varint length. */
+        int extreme = tu_below(rng, 50) == 0;
+        if (kind == RNR_LOG_INITIAL) {
+            rnr_initial_chunk *c = &r->ic;
+            c->cpu = cpu;
+            c->tid = tid;
+            ts[cpu] += extreme ? (UINT64_MAX - ts[cpu]) / 4 : tu_below(rng, 5000);
+            c->ts = ts[cpu];
+            c->cs = extreme ? UINT64_MAX : 1 + tu_below(rng, 100000);
+            c->reason = (uint32_t)tu_below(rng, RNR_END_REASON_COUNT);
+            c->sv = r->sv;
+            for (uint32_t k = 0; k < cpus; k++) {
+                if (k == cpu || tu_below(rng, 3) != 0)
+                    continue;
+                uint64_t room = UINT64_MAX - c->ts;
+                r->sv[c->nsv].cpu = k;
+                r->sv[c->nsv].ts = c->ts + (extreme ? room : tu_below(rng, room < 9999 ? room + 1 : 9999));
+                c->nsv++;
+            }
+        } else if (kind == RNR_LOG_INPUT) {
+            rnr_input_record *in = &r->in;
+            in->type = 1 + (uint32_t)tu_below(rng, RNR_IN_TYPE_MAX);
+            in->tid = tid;
+            if (in->type == RNR_IN_SYSCALL || in->type == RNR_IN_CSR) {
+                in->nr = tu_below(rng, 500);
+                in->value = extreme ? INT64_MIN : (int64_t)tu_rand(rng) >> tu_below(rng, 64);
+            } else {
+                in->addr = tu_rand(rng) >> tu_below(rng, 64);
+                in->len = tu_below(rng, sizeof r->data);
+                if (in->addr + in->len < in->addr)
+                    in->addr = 0;
+                for (size_t k = 0; k < in->len; k++)
+                    r->data[k] = (uint8_t)tu_rand(rng);
+                in->data = r->data;
+            }
+        } else {
+            rnr_final_chunk *c = &r->fc;
+            c->tid = tid;
+            c->cs = extreme ? UINT64_MAX >> 1 : 1 + tu_below(rng, 100000);
+            c->stv = r->stv;
+            c->ptv = r->ptv;
+            if (rnr_log_kind_has_tokens(kind)) {
+                c->cpu = cpu;
+                for (uint32_t k = 0; k < cpus; k++) {
+                    if (k == cpu)
+                        continue;
+                    if (tu_below(rng, 3) == 0)
+                        r->stv[c->nstv++] = k;
+                    if (tu_below(rng, 3) == 0) {
+                        r->ptv[c->nptv].cpu = k;
+                        r->ptv[c->nptv].count = extreme ? UINT32_MAX : 1 + (uint32_t)tu_below(rng, 4);
+                        c->nptv++;
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void model_free(model *m) { free(m->recs); }
+
+static int put(rnr_writer *w, uint32_t kind, const stored_rec *r)
+{
+    if (kind == RNR_LOG_INITIAL)
+        return rnr_writer_put_initial(w, &r->ic);
+    if (kind == RNR_LOG_INPUT)
+        return rnr_writer_put_input(w, &r->in);
+    return rnr_writer_put_final(w, &r->fc);
+}
+
+/* Encodes the model; returns the bytes (caller frees) and, per block, how
+ * many records had been written when it ended (for truncation checks). */
+static uint8_t *encode(const model *m, uint32_t block_bytes, int compress, size_t *len)
+{
+    char err[RNR_ERR_MAX];
+    rnr_writer_opts o = { block_bytes, compress };
+    rnr_membuf out = { 0 };
+    rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "mem"), &m->h, &o, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    for (size_t i = 0; i < m->n; i++)
+        ck_assert_msg(put(w, m->h.kind, &m->recs[i]) == 0, "record %zu: %s", i, rnr_writer_error(w));
+    ck_assert_msg(rnr_writer_close(w, err, sizeof err) == 0, "%s", err);
+    *len = out.len;
+    return out.data;
+}
+
+static int same_record(uint32_t kind, const stored_rec *want, const void *got_rec)
+{
+    if (kind == RNR_LOG_INITIAL) {
+        const rnr_initial_chunk *a = &want->ic, *b = got_rec;
+        if (a->cpu != b->cpu || a->tid != b->tid || a->ts != b->ts || a->cs != b->cs ||
+            a->reason != b->reason || a->nsv != b->nsv)
+            return 0;
+        for (uint32_t i = 0; i < a->nsv; i++)
+            if (a->sv[i].cpu != b->sv[i].cpu || a->sv[i].ts != b->sv[i].ts)
+                return 0;
+        return 1;
+    }
+    if (kind == RNR_LOG_INPUT) {
+        const rnr_input_record *a = &want->in, *b = got_rec;
+        return a->type == b->type && a->tid == b->tid && a->nr == b->nr && a->value == b->value &&
+               a->addr == b->addr && a->len == b->len &&
+               (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+    }
+    const rnr_final_chunk *a = &want->fc, *b = got_rec;
+    if (a->cpu != b->cpu || a->tid != b->tid || a->cs != b->cs || a->nstv != b->nstv ||
+        a->nptv != b->nptv)
+        return 0;
+    for (uint32_t i = 0; i < a->nstv; i++)
+        if (a->stv[i] != b->stv[i])
+            return 0;
+    for (uint32_t i = 0; i < a->nptv; i++)
+        if (a->ptv[i].cpu != b->ptv[i].cpu || a->ptv[i].count != b->ptv[i].count)
+            return 0;
+    return 1;
+}
+
+/* Reads one record of the reader's kind into a union buffer; 1/0/-1. */
+static int next(rnr_reader *r, void *buf)
+{
+    uint32_t kind = rnr_reader_header(r)->kind;
+    if (kind == RNR_LOG_INITIAL)
+        return rnr_reader_next_initial(r, buf);
+    if (kind == RNR_LOG_INPUT)
+        return rnr_reader_next_input(r, buf);
+    return rnr_reader_next_final(r, buf);
+}
+
+typedef union any_rec {
+    rnr_initial_chunk ic;
+    rnr_final_chunk fc;
+    rnr_input_record in;
+} any_rec;
+
+/* Reads BYTES and compares with the model. Returns the number of records
+ * that matched in order, sets *end to the last next() result (0 clean end,
+ * -1 error, or 2 if a record differed), *open_failed if the header failed. */
+static size_t read_back(const model *m, const uint8_t *bytes, size_t len, int *end,
+                        char *err, size_t errlen)
+{
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(bytes, len, "mem"), err, errlen);
+    if (!r) {
+        *end = -1;
+        return 0;
+    }
+    const rnr_log_header *h = rnr_reader_header(r);
+    size_t i = 0;
+    if (h->kind != m->h.kind || h->cpus != m->h.cpus || h->msp != m->h.msp ||
+        memcmp(h->program_sha256, m->h.program_sha256, 32) != 0) {
+        *end = 2;
+        rnr_reader_close(r);
+        return 0;
+    }
+    any_rec rec;
+    int rc;
+    while ((rc = next(r, &rec)) == 1) {
+        if (i >= m->n || !same_record(m->h.kind, &m->recs[i], &rec)) {
+            rc = 2;
+            break;
+        }
+        i++;
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s", rnr_reader_error(r));
+    *end = rc;
+    rnr_reader_close(r);
+    return i;
+}
+
+static const uint32_t all_kinds[] = {
+    RNR_LOG_INITIAL, RNR_LOG_INPUT, RNR_LOG_MAXPAR, RNR_LOG_STITCHED, RNR_LOG_SERIAL,
+    RNR_LOG_STSERIAL,
+};
+
+START_TEST(formats_roundtrip_random_records_every_kind)
+{
+    uint64_t seed = tu_seed(0x5eed0001u + (uint64_t)_i);
+    uint64_t rng = seed;
+    uint32_t kind = all_kinds[_i % 6];
+    for (int round = 0; round < 6; round++) {
+        uint32_t cpus = 1 + (uint32_t)tu_below(&rng, 16);
+        size_t n = 500 + tu_below(&rng, 3000);
+        model m;
+        random_model(&m, kind, cpus, n, &rng);
+        uint32_t block = round == 0 ? 1 : 16 + (uint32_t)tu_below(&rng, 20000);
+        int level = round % 2 ? 1 + (int)tu_below(&rng, 9) : 0;
+        size_t len;
+        uint8_t *bytes = encode(&m, block, level, &len);
+        int end;
+        char err[RNR_ERR_MAX] = "";
+        size_t got = read_back(&m, bytes, len, &end, err, sizeof err);
+        ck_assert_msg(end == 0 && got == n,
+                      "seed %#llx kind %s round %d: %zu of %zu records, end %d (%s)",
+                      (unsigned long long)seed, rnr_log_kind_name(kind), round, got, n, end, err);
+        free(bytes);
+        model_free(&m);
+    }
+}
+END_TEST
+
+/* Every single-byte change of a small log is either detected or gives back
+ * exactly the same records with a clean end. */
+START_TEST(formats_single_byte_corruption_is_detected)
+{
+    uint64_t seed = tu_seed(0x5eed0100u + (uint64_t)_i), rng = seed;
+    uint32_t kind = all_kinds[_i % 6];
+    model m;
+    random_model(&m, kind, 4, 60, &rng);
+    size_t len;
+    uint8_t *bytes = encode(&m, 200, _i >= 6 ? 6 : 0, &len);
+    uint8_t *copy = malloc(len);
+    size_t detected = 0, tried = 0;
+    for (size_t off = 0; off < len; off++) {
+        for (int variant = 0; variant < 10; variant++) {
+            uint8_t delta = variant < 8 ? (uint8_t)(1u << variant) : (uint8_t)(1 + tu_below(&rng, 255));
+            memcpy(copy, bytes, len);
+            copy[off] ^= delta;
+            int end;
+            char err[RNR_ERR_MAX];
+            size_t got = read_back(&m, copy, len, &end, err, sizeof err);
+            tried++;
+            if (end == -1) {
+                detected++;
+                continue;
+            }
+            ck_assert_msg(end == 0 && got == m.n,
+                          "seed %#llx: byte %zu ^ %#x changed the records undetected (%zu read, end %d)",
+                          (unsigned long long)seed, off, delta, got, end);
+        }
+    }
+    /* With CRCs on header and blocks nothing slips through. */
+    ck_assert_uint_eq(detected, tried);
+    free(copy);
+    free(bytes);
+    model_free(&m);
+}
+END_TEST
+
+/* Cutting the file anywhere yields the records of the complete blocks
+ * before the cut, then an error: never a clean end, never a wrong record. */
+START_TEST(formats_truncation_yields_complete_prefix)
+{
+    uint64_t seed = tu_seed(0x5eed0200u + (uint64_t)_i), rng = seed;
+    uint32_t kind = all_kinds[_i % 6];
+    model m;
+    random_model(&m, kind, 3, 200, &rng);
+    size_t len;
+    uint8_t *bytes = encode(&m, 300, _i >= 6 ? 6 : 0, &len);
+    /* Block boundaries: re-read block by block through the counts. */
+    size_t max_prefix = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        int end;
+        char err[RNR_ERR_MAX] = "";
+        size_t got = read_back(&m, bytes, cut, &end, err, sizeof err);
+        ck_assert_msg(end == -1, "seed %#llx: cut at %zu of %zu ended with %d", (unsigned long long)seed,
+                      cut, len, end);
+        ck_assert_msg(strstr(err, "truncated") || strstr(err, "empty file") || strstr(err, "bad magic"),
+                      "cut at %zu: unexpected message '%s'", cut, err);
+        ck_assert_msg(got >= max_prefix, "cut at %zu gave fewer records (%zu) than a shorter cut (%zu)",
+                      cut, got, max_prefix);
+        max_prefix = got;
+    }
+    /* Cutting just before the end block loses nothing but the end block. */
+    ck_assert_uint_eq(max_prefix, m.n);
+    free(bytes);
+    model_free(&m);
+}
+END_TEST
+
+static uint8_t *small_log(uint32_t kind, size_t *len, model *m)
+{
+    uint64_t rng = 42;
+    random_model(m, kind, 4, 20, &rng);
+    return encode(m, 64, 0, len);
+}
+
+START_TEST(formats_rejects_bad_headers_with_offset_and_reason)
+{
+    model m;
+    size_t len;
+    uint8_t *bytes = small_log(RNR_LOG_MAXPAR, &len, &m);
+    struct { size_t off; uint8_t val; int fix_crc; const char *want; } cases[] = {
+        { 0, 'X', 0, "bad magic" },
+        { 8, 2, 1, "unsupported format version 2" },
+        { 10, 9, 1, "unknown log kind 9" },
+        { 12, 0, 1, "cpu count 0 out of range" },
+        { 14, 0x10, 1, "cpu count" },
+        { 56, 1, 1, "reserved header field" },
+        { 30, 1, 0, "header checksum mismatch" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, bytes, len);
+        copy[cases[i].off] = cases[i].val;
+        if (cases[i].fix_crc) {
+            uint32_t crc = (uint32_t)crc32(0L, copy, 60);
+            for (int k = 0; k < 4; k++)
+                copy[60 + k] = (uint8_t)(crc >> (8 * k));
+        }
+        char err[RNR_ERR_MAX] = "";
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(copy, len, "x.log"), err, sizeof err);
+        ck_assert_msg(r == NULL, "case %zu accepted", i);
+        ck_assert_msg(strstr(err, cases[i].want) && strncmp(err, "x.log: offset 0: ", 17) == 0,
+                      "case %zu: message '%s' lacks '%s'", i, err, cases[i].want);
+        free(copy);
+    }
+    free(bytes);
+    model_free(&m);
+}
+END_TEST
+
+/* A block header claiming a huge or impossible length is refused before
+ * anything is allocated or read (length fields are checked, then the CRC). */
+START_TEST(formats_rejects_impossible_block_lengths)
+{
+    model m;
+    size_t len;
+    uint8_t *bytes = small_log(RNR_LOG_SERIAL, &len, &m);
+    struct { uint32_t stored, raw; const char *want; } cases[] = {
+        { 0xffffffffu, 0xffffffffu, "exceeds the bound" },
+        { 1000000, 1000000, "truncated block" },
+        { 5, 7, "inconsistent" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, bytes, len);
+        for (int k = 0; k < 4; k++) {
+            copy[64 + k] = (uint8_t)(cases[i].stored >> (8 * k));
+            copy[68 + k] = (uint8_t)(cases[i].raw >> (8 * k));
+        }
+        char err[RNR_ERR_MAX] = "";
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(copy, len, "b.log"), err, sizeof err);
+        ck_assert_ptr_nonnull(r);
+        rnr_final_chunk c;
+        ck_assert_int_eq(rnr_reader_next_final(r, &c), -1);
+        ck_assert_msg(strstr(rnr_reader_error(r), cases[i].want) &&
+                      strstr(rnr_reader_error(r), "b.log: offset 64: "),
+                      "case %zu: '%s'", i, rnr_reader_error(r));
+        rnr_reader_close(r);
+        free(copy);
+    }
+    free(bytes);
+    model_free(&m);
+}
+END_TEST
+
+START_TEST(formats_rejects_trailing_data_and_wrong_kind)
+{
+    model m;
+    size_t len;
+    uint8_t *bytes = small_log(RNR_LOG_INITIAL, &len, &m);
+    uint8_t *copy = malloc(len + 1);
+    memcpy(copy, bytes, len);
+    copy[len] = 0;
+    int end;
+    char err[RNR_ERR_MAX] = "";
+    size_t got = read_back(&m, copy, len + 1, &end, err, sizeof err);
+    ck_assert_int_eq(end, -1);
+    ck_assert_uint_eq(got, m.n);
+    ck_assert_ptr_nonnull(strstr(err, "trailing data"));
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(bytes, len, "k.log"), err, sizeof err);
+    rnr_final_chunk c;
+    ck_assert_int_eq(rnr_reader_next_final(r, &c), -1);
+    ck_assert_ptr_nonnull(strstr(rnr_reader_error(r), "initial log, not the kind"));
+    rnr_reader_close(r);
+    free(copy);
+    free(bytes);
+    model_free(&m);
+}
+END_TEST
+
+static rnr_writer *mem_writer(uint32_t kind, uint32_t cpus, rnr_membuf *out)
+{
+    rnr_log_header h = { .kind = kind, .cpus = cpus };
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(out, "w.log"), &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    return w;
+}
+
+/* The writer refuses records that break the schema, with a reason. */
+START_TEST(formats_writer_rejects_invalid_records)
+{
+    rnr_sv_entry sv_bad_order[2] = { { 2, 10 }, { 1, 10 } };
+    rnr_sv_entry sv_self[1] = { { 0, 10 } };
+    rnr_sv_entry sv_early[1] = { { 1, 5 } };
+    struct { rnr_initial_chunk c; const char *want; } ic[] = {
+        { { .cpu = 4, .tid = 1, .ts = 1, .cs = 1 }, "cpu 4 out of range" },
+        { { .cpu = 0, .tid = 1, .ts = 1, .cs = 0 }, "size 0" },
+        { { .cpu = 0, .tid = 1, .ts = 1, .cs = 1, .reason = 8 }, "end reason" },
+        { { .cpu = 0, .tid = 1, .ts = 1, .cs = 1, .nsv = 2, .sv = sv_bad_order }, "out of order" },
+        { { .cpu = 0, .tid = 1, .ts = 1, .cs = 1, .nsv = 1, .sv = sv_self }, "own cpu" },
+        { { .cpu = 0, .tid = 1, .ts = 10, .cs = 1, .nsv = 1, .sv = sv_early }, "precedes" },
+        { { .cpu = 0, .tid = UINT32_MAX, .ts = 1, .cs = 1 }, "reserved" },
+    };
+    for (size_t i = 0; i < sizeof ic / sizeof ic[0]; i++) {
+        rnr_membuf out = { 0 };
+        rnr_writer *w = mem_writer(RNR_LOG_INITIAL, 4, &out);
+        ck_assert_int_eq(rnr_writer_put_initial(w, &ic[i].c), -1);
+        ck_assert_msg(strstr(rnr_writer_error(w), ic[i].want), "case %zu: '%s'", i, rnr_writer_error(w));
+        /* The error is sticky: the log is not finished. */
+        char err[RNR_ERR_MAX];
+        ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), -1);
+        free(out.data);
+    }
+    /* Timestamps of one cpu never go back. */
+    rnr_membuf out = { 0 };
+    rnr_writer *w = mem_writer(RNR_LOG_INITIAL, 2, &out);
+    rnr_initial_chunk a = { .cpu = 1, .tid = 3, .ts = 100, .cs = 5 };
+    ck_assert_int_eq(rnr_writer_put_initial(w, &a), 0);
+    a.ts = 99;
+    ck_assert_int_eq(rnr_writer_put_initial(w, &a), -1);
+    ck_assert_ptr_nonnull(strstr(rnr_writer_error(w), "goes back"));
+    rnr_writer_abandon(w);
+    free(out.data);
+
+    uint32_t stv_dup[2] = { 1, 1 };
+    rnr_ptv_entry ptv_zero[1] = { { 1, 0 } };
+    struct { uint32_t kind; rnr_final_chunk c; const char *want; } fc[] = {
+        { RNR_LOG_MAXPAR, { .cpu = 0, .tid = 1, .cs = 1, .nstv = 2, .stv = stv_dup }, "repeated" },
+        { RNR_LOG_MAXPAR, { .cpu = 0, .tid = 1, .cs = 1, .nptv = 1, .ptv = ptv_zero }, "is 0" },
+        { RNR_LOG_STITCHED, { .cpu = 3, .tid = 1, .cs = 1 }, "out of range" },
+        { RNR_LOG_SERIAL, { .cpu = 1, .tid = 1, .cs = 1 }, "no cpu and no tokens" },
+        { RNR_LOG_STSERIAL, { .tid = 1, .cs = 0 }, "out of range" },
+    };
+    for (size_t i = 0; i < sizeof fc / sizeof fc[0]; i++) {
+        rnr_membuf o2 = { 0 };
+        rnr_writer *w2 = mem_writer(fc[i].kind, 3, &o2);
+        ck_assert_int_eq(rnr_writer_put_final(w2, &fc[i].c), -1);
+        ck_assert_msg(strstr(rnr_writer_error(w2), fc[i].want), "final case %zu: '%s'", i,
+                      rnr_writer_error(w2));
+        rnr_writer_abandon(w2);
+        free(o2.data);
+    }
+    /* A record of another kind is refused. */
+    rnr_membuf o3 = { 0 };
+    rnr_writer *w3 = mem_writer(RNR_LOG_SERIAL, 2, &o3);
+    ck_assert_int_eq(rnr_writer_put_initial(w3, &ic[0].c), -1);
+    ck_assert_ptr_nonnull(strstr(rnr_writer_error(w3), "does not belong in a serial log"));
+    rnr_writer_abandon(w3);
+    free(o3.data);
+}
+END_TEST
+
+/* ---- streaming through a pipe: the reader sees each flushed batch while
+ * the writer waits for it (a writer that only wrote at close would make
+ * this test hang and time out). ---- */
+
+typedef struct pipe_test {
+    int fd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int acked;          /* batches the reader has fully seen */
+    int batches, per_batch;
+    int writer_rc;
+} pipe_test;
+
+static void *pipe_writer(void *arg)
+{
+    pipe_test *t = arg;
+    rnr_log_header h = { .kind = RNR_LOG_STSERIAL, .cpus = 1 };
+    char err[RNR_ERR_MAX];
+    rnr_writer_opts o = { 1u << 20, 1 };   /* blocks far larger than a batch */
+    rnr_writer *w = rnr_writer_open_io(rnr_io_from_fd(t->fd, "pipe", 1, 1), &h, &o, err, sizeof err);
+    if (!w) {
+        t->writer_rc = -1;
+        return NULL;
+    }
+    for (int b = 0; b < t->batches; b++) {
+        for (int i = 0; i < t->per_batch; i++) {
+            rnr_final_chunk c = { .tid = (uint32_t)b, .cs = (uint64_t)i + 1 };
+            rnr_writer_put_final(w, &c);
+        }
+        rnr_writer_flush(w);
+        pthread_mutex_lock(&t->mu);
+        while (t->acked <= b)
+            pthread_cond_wait(&t->cv, &t->mu);
+        pthread_mutex_unlock(&t->mu);
+    }
+    t->writer_rc = rnr_writer_close(w, err, sizeof err);
+    return NULL;
+}
+
+START_TEST(formats_reader_consumes_pipe_while_written)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pipe_test t = { .fd = fds[1], .batches = 5, .per_batch = 1000 };
+    pthread_mutex_init(&t.mu, NULL);
+    pthread_cond_init(&t.cv, NULL);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, pipe_writer, &t), 0);
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_from_fd(fds[0], "pipe", 0, 1), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_final_chunk c;
+    for (int b = 0; b < t.batches; b++) {
+        for (int i = 0; i < t.per_batch; i++) {
+            ck_assert_int_eq(rnr_reader_next_final(r, &c), 1);
+            ck_assert_uint_eq(c.tid, (uint32_t)b);
+            ck_assert_uint_eq(c.cs, (uint64_t)i + 1);
+        }
+        pthread_mutex_lock(&t.mu);
+        t.acked = b + 1;
+        pthread_cond_signal(&t.cv);
+        pthread_mutex_unlock(&t.mu);
+    }
+    ck_assert_int_eq(rnr_reader_next_final(r, &c), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(t.writer_rc, 0);
+    rnr_reader_close(r);
+}
+END_TEST
+
+START_TEST(formats_summary_counts_records_instructions_tokens)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "m.log");
+    rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 3 };
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    uint32_t stv[2] = { 1, 2 };
+    rnr_ptv_entry ptv[1] = { { 0, 3 } };
+    uint64_t insns = 0, tokens = 0, awaited = 0;
+    for (uint32_t i = 0; i < 100; i++) {
+        rnr_final_chunk c = { .cpu = i % 3, .tid = 10 + i % 4, .cs = 7 + i };
+        if (i % 3 == 0) {
+            c.nstv = 2;
+            c.stv = stv;
+            tokens += 2;
+        } else {
+            c.nptv = 1;
+            c.ptv = ptv;
+            ptv[0].cpu = 0;
+            awaited += 3;
+        }
+        insns += c.cs;
+        ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+    }
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    rnr_log_summary s;
+    ck_assert_msg(rnr_log_summarize(path, &s, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(s.counts.records, 100);
+    ck_assert_uint_eq(s.instructions, insns);
+    ck_assert_uint_eq(s.tokens, tokens);
+    ck_assert_uint_eq(s.tokens_awaited, awaited);
+    ck_assert_uint_eq(s.threads, 4);
+    ck_assert_uint_gt(s.zlib_bytes, 0);
+    ck_assert_uint_lt(s.zlib_bytes, s.counts.raw_bytes);
+    size_t flen;
+    free(tu_read_file(path, &flen));
+    ck_assert_uint_eq(s.counts.stored_bytes, flen);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(formats_manifest_roundtrip_and_errors)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "manifest");
+    rnr_manifest *m = rnr_manifest_new();
+    rnr_manifest_set(m, "program", "/bin/prog with spaces");
+    rnr_manifest_set(m, "arg.0", " lead\\ing\nnew\tline\x01\x7f\xff ");
+    rnr_manifest_set_u64(m, "seed", UINT64_MAX);
+    rnr_manifest_set(m, "program", "/bin/other");
+    char err[RNR_ERR_MAX];
+    ck_assert_msg(rnr_manifest_save(m, path, err, sizeof err) == 0, "%s", err);
+    rnr_manifest *b = rnr_manifest_load(path, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_uint_eq(rnr_manifest_count(b), 3);
+    ck_assert_str_eq(rnr_manifest_key(b, 0), "program");
+    ck_assert_str_eq(rnr_manifest_get(b, "program"), "/bin/other");
+    ck_assert_str_eq(rnr_manifest_get(b, "arg.0"), " lead\\ing\nnew\tline\x01\x7f\xff ");
+    uint64_t v;
+    ck_assert_int_eq(rnr_manifest_get_u64(b, "seed", &v), 0);
+    ck_assert_uint_eq(v, UINT64_MAX);
+    ck_assert_int_eq(rnr_manifest_get_u64(b, "program", &v), -1);
+    ck_assert_ptr_null(rnr_manifest_get(b, "missing"));
+    rnr_manifest_free(b);
+    rnr_manifest_free(m);
+
+    struct { const char *text; const char *want; } bad[] = {
+        { "program = x\n", "no 'rnr-manifest = 1' line" },
+        { "rnr-manifest = 2\n", "line 1: unsupported manifest version" },
+        { "rnr-manifest = 1\nnot a pair\n", "line 2: expected 'key = value'" },
+        { "rnr-manifest = 1\nk = a\\qb\n", "line 2: invalid escape" },
+        { "rnr-manifest = 1\nk = 1\nk = 2\n", "line 3: key appears twice" },
+        { "rnr-manifest = 1\nb@d = 1\n", "line 2: invalid key" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tu_write_file(path, bad[i].text, strlen(bad[i].text));
+        ck_assert_ptr_null(rnr_manifest_load(path, err, sizeof err));
+        ck_assert_msg(strstr(err, bad[i].want), "case %zu: '%s'", i, err);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+TU_SUITE(formats)
+{
+    Suite *s = suite_create("formats");
+    TCase *tc = tu_tcase(s, "roundtrip", 60);
+    tcase_add_loop_test(tc, formats_roundtrip_random_records_every_kind, 0, 12);
+    tc = tu_tcase(s, "damage", 120);
+    tcase_add_loop_test(tc, formats_single_byte_corruption_is_detected, 0, 12);
+    tcase_add_loop_test(tc, formats_truncation_yields_complete_prefix, 0, 12);
+    tcase_add_test(tc, formats_rejects_bad_headers_with_offset_and_reason);
+    tcase_add_test(tc, formats_rejects_impossible_block_lengths);
+    tcase_add_test(tc, formats_rejects_trailing_data_and_wrong_kind);
+    tc = tu_tcase(s, "schema", 20);
+    tcase_add_test(tc, formats_writer_rejects_invalid_records);
+    tc = tu_tcase(s, "stream", 20);
+    tcase_add_test(tc, formats_reader_consumes_pipe_while_written);
+    tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);
+    tcase_add_test(tc, formats_manifest_roundtrip_and_errors);
+    return s;
+}

@@ -1,0 +1,178 @@
+/* tests/testutil.c: shared test helpers. */
+#include "tests/testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *tu_env(const char *name)
+{
+    const char *v = getenv(name);
+    ck_assert_msg(v && *v, "environment variable %s is not set (run the tests through make)", name);
+    return v;
+}
+
+const char *tu_rnr_bin(void) { return tu_env("RNR_BIN"); }
+
+static char *slurp_fd(int fd, size_t *n)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    lseek(fd, 0, SEEK_SET);
+    for (;;) {
+        if (len + 1 >= cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        ck_assert_int_ge(r, 0);
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    *n = len;
+    return buf;
+}
+
+static int scratch_fd(void)
+{
+    char name[] = "/tmp/rnr-test-out-XXXXXX";
+    int fd = mkstemp(name);
+    ck_assert_int_ge(fd, 0);
+    unlink(name);
+    return fd;
+}
+
+void tu_run(const char *const *argv, const char *stdin_path, tu_output *o)
+{
+    memset(o, 0, sizeof *o);
+    int out = scratch_fd(), err = scratch_fd();
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, stdin_path ? stdin_path : "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
+    posix_spawn_file_actions_adddup2(&fa, err, 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot start %s: %s", argv[0], strerror(rc));
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        ck_assert_int_eq(errno, EINTR);
+    o->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    o->out = slurp_fd(out, &o->out_len);
+    o->err = slurp_fd(err, &o->err_len);
+    close(out);
+    close(err);
+}
+
+void tu_rnr(tu_output *o, const char *const *args)
+{
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = tu_rnr_bin();
+    for (; args[n - 1] && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    tu_run(argv, NULL, o);
+}
+
+void tu_output_free(tu_output *o)
+{
+    free(o->out);
+    free(o->err);
+    memset(o, 0, sizeof *o);
+}
+
+size_t tu_count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+char *tu_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *path;
+    ck_assert_int_gt(asprintf(&path, "%s/rnr-test-XXXXXX", base && *base ? base : "/tmp"), 0);
+    ck_assert_ptr_nonnull(mkdtemp(path));
+    return path;
+}
+
+void tu_rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char *sub;
+            ck_assert_int_gt(asprintf(&sub, "%s/%s", path, e->d_name), 0);
+            struct stat st;
+            if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+                tu_rmtree(sub);
+            else
+                unlink(sub);
+            free(sub);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+const char *tu_path(const char *dir, const char *name)
+{
+    static char bufs[8][4096];
+    static unsigned next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
+    return b;
+}
+
+void tu_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
+    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+uint8_t *tu_read_file(const char *path, size_t *n)
+{
+    int fd = open(path, O_RDONLY);
+    ck_assert_msg(fd >= 0, "cannot open %s: %s", path, strerror(errno));
+    char *p = slurp_fd(fd, n);
+    close(fd);
+    return (uint8_t *)p;
+}
+
+uint64_t tu_seed(uint64_t base)
+{
+    const char *s = getenv("RNR_TEST_SEED");
+    return s && *s ? strtoull(s, NULL, 0) : base;
+}
+
+TCase *tu_tcase(Suite *s, const char *name, double timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout);
+    suite_add_tcase(s, tc);
+    return tc;
+}

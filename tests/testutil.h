@@ -1,0 +1,61 @@
+/* tests/testutil.h: helpers every test suite shares: temporary folders,
+ * running the rnr binary, files, seeds. */
+#ifndef RNR_TESTS_TESTUTIL_H
+#define RNR_TESTS_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Result of tu_run: exit status (128+N for signal N), captured output. */
+typedef struct tu_output {
+    int status;
+    char *out, *err;        /* NUL-terminated, owned; free with tu_output_free */
+    size_t out_len, err_len;
+} tu_output;
+
+/* Runs ARGV (NULL-terminated; argv[0] a path) with stdin from STDIN_PATH
+ * (NULL = /dev/null); fails the test if it cannot start. */
+void tu_run(const char *const *argv, const char *stdin_path, tu_output *o);
+/* Runs the rnr front end under test with ARGS (NULL-terminated). */
+void tu_rnr(tu_output *o, const char *const *args);
+void tu_output_free(tu_output *o);
+/* Number of lines in S. */
+size_t tu_count_lines(const char *s);
+
+/* Path of the rnr binary under test ($RNR_BIN). */
+const char *tu_rnr_bin(void);
+/* A value of the test environment (set by the Makefile); fails if unset. */
+const char *tu_env(const char *name);
+
+/* A new empty temporary folder (free the string; tu_rmtree removes it). */
+char *tu_tmpdir(void);
+void tu_rmtree(const char *path);
+/* "DIR/NAME" in a static rotating buffer (valid for the next 7 calls). */
+const char *tu_path(const char *dir, const char *name);
+
+void tu_write_file(const char *path, const void *data, size_t n);
+/* Whole file, NUL-terminated after *n bytes; fails the test if unreadable. */
+uint8_t *tu_read_file(const char *path, size_t *n);
+
+/* Seed for a randomized test: $RNR_TEST_SEED if set, else BASE. Failing
+ * assertions should print it so that the case can be rerun. */
+uint64_t tu_seed(uint64_t base);
+
+/* A splitmix64 step: small, seedable, good enough for test inputs. */
+static inline uint64_t tu_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static inline uint64_t tu_below(uint64_t *state, uint64_t n) { return n ? tu_rand(state) % n : 0; }
+
+/* Defines the suite constructor of tests/test_NAME.c: TU_SUITE(NAME) { ... } */
+#define TU_SUITE(name) Suite *name##_suite(void); Suite *name##_suite(void)
+
+/* Adds a test case NAME with TIMEOUT seconds to suite S. */
+TCase *tu_tcase(Suite *s, const char *name, double timeout);
+
+#endif

@@ -1,0 +1,30 @@
+/* tools/cli.h: what every rnr subcommand shares: exit statuses, messages,
+ * the command table. */
+#ifndef RNR_TOOLS_CLI_H
+#define RNR_TOOLS_CLI_H
+
+#include <stdint.h>
+
+enum {
+    RNR_EXIT_OK = 0,
+    RNR_EXIT_FAILED = 1,   /* verification failed, replay diverged */
+    RNR_EXIT_USAGE = 2,    /* bad usage or bad input */
+};
+
+#define CMD(name, args, summary)                      \
+    int cmd_##name(int argc, char **argv);            \
+    extern const char cmd_##name##_help[];
+#include "tools/commands.def"
+#undef CMD
+
+/* Prints "rnr CMD: message" and a pointer to --help; returns RNR_EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "rnr CMD: message" (one line); returns RNR_EXIT_USAGE. For bad
+ * input files, the message starts with the file name. */
+int cli_bad_input(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parses a decimal or 0x number in [min, max] for option OPT; -1 on error
+ * (after printing a usage message). */
+int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+                  uint64_t *out);
+
+#endif

@@ -1,0 +1,113 @@
+/* tools/cmd_stats.c: `rnr stats FILE|DIR`, sizes and counts of a log or of
+ * every log in a recording bundle. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "formats/dump.h"
+#include "formats/manifest.h"
+#include "tools/cli.h"
+
+const char cmd_stats_help[] =
+    "usage: rnr stats FILE|DIR\n"
+    "For a log FILE: its kind, records, threads, instructions, bytes (file,\n"
+    "raw records, records compressed with zlib) and bits per kilo-instruction,\n"
+    "one 'name: value' per line. For a recording bundle DIR: one row per log\n"
+    "in it. Bits per kilo-instruction are 8000 x bytes / instructions, with\n"
+    "the instructions of all threads (from the chunks themselves, or for the\n"
+    "input log from the bundle's manifest). Definitions: docs/formats.md.\n";
+
+static double bits_per_kinstr(uint64_t bytes, uint64_t instructions)
+{
+    return instructions ? 8000.0 * (double)bytes / (double)instructions : 0.0;
+}
+
+static void print_file(const char *path, const rnr_log_summary *s)
+{
+    uint32_t kind = s->header.kind;
+    printf("file: %s\nkind: %s\ncpus: %u\nmsp: %" PRIu64 "\nrecords: %" PRIu64
+           "\nthreads: %" PRIu64 "\n",
+           path, rnr_log_kind_name(kind), s->header.cpus, s->header.msp, s->counts.records,
+           s->threads);
+    if (rnr_log_kind_is_chunks(kind))
+        printf("instructions: %" PRIu64 "\n", s->instructions);
+    printf("blocks: %" PRIu64 "\nbytes.file: %" PRIu64 "\nbytes.raw: %" PRIu64
+           "\nbytes.zlib: %" PRIu64 "\n",
+           s->counts.blocks, s->counts.stored_bytes, s->counts.raw_bytes, s->zlib_bytes);
+    if (rnr_log_kind_is_chunks(kind)) {
+        printf("bits_per_kinstr.raw: %.3f\nbits_per_kinstr.zlib: %.3f\n",
+               bits_per_kinstr(s->counts.raw_bytes, s->instructions),
+               bits_per_kinstr(s->zlib_bytes, s->instructions));
+    }
+    if (kind == RNR_LOG_INITIAL)
+        printf("sv_entries: %" PRIu64 "\n", s->sv_entries);
+    if (rnr_log_kind_has_tokens(kind))
+        printf("tokens: %" PRIu64 "\ntokens_awaited: %" PRIu64 "\n", s->tokens, s->tokens_awaited);
+    if (kind == RNR_LOG_INPUT)
+        printf("mem_bytes: %" PRIu64 "\n", s->mem_bytes);
+}
+
+static const char *const bundle_logs[] = {
+    "initial.log", "input.log", "maxpar.log", "stitched.log", "serial.log", "stserial.log",
+};
+
+static int stats_dir(const char *dir)
+{
+    char path[4096], err[RNR_ERR_MAX];
+    snprintf(path, sizeof path, "%s/manifest", dir);
+    rnr_manifest *m = rnr_manifest_load(path, err, sizeof err);
+    if (!m)
+        return cli_bad_input("stats", "%s (is %s a recording bundle?)", err, dir);
+    uint64_t insns = 0;
+    int have_insns = rnr_manifest_get_u64(m, "instructions", &insns) == 0;
+    const char *prog = rnr_manifest_get(m, "program");
+    printf("bundle: %s\nprogram: %s\ninstructions: %s%" PRIu64 "\n", dir, prog ? prog : "?",
+           have_insns ? "" : "unknown ", insns);
+    printf("%-10s %10s %8s %12s %12s %12s %10s %10s\n", "log", "records", "threads",
+           "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib");
+    int rc = RNR_EXIT_OK, found = 0;
+    for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, bundle_logs[i]);
+        struct stat st;
+        if (stat(path, &st) != 0)
+            continue;
+        found++;
+        rnr_log_summary s;
+        if (rnr_log_summarize(path, &s, err, sizeof err) < 0) {
+            rc = cli_bad_input("stats", "%s", err);
+            continue;
+        }
+        uint64_t n = rnr_log_kind_is_chunks(s.header.kind) ? s.instructions : insns;
+        printf("%-10s %10" PRIu64 " %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+               " %10.3f %10.3f\n",
+               rnr_log_kind_name(s.header.kind), s.counts.records, s.threads, n,
+               s.counts.raw_bytes, s.zlib_bytes, bits_per_kinstr(s.counts.raw_bytes, n),
+               bits_per_kinstr(s.zlib_bytes, n));
+    }
+    rnr_manifest_free(m);
+    if (!found)
+        return cli_bad_input("stats", "%s: no logs in this bundle", dir);
+    return rc;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    if (argc != 2)
+        return cli_usage("stats", argc < 2 ? "missing FILE or DIR" : "too many arguments");
+    const char *path = argv[1];
+    if (path[0] == '-' && path[1] != '\0')
+        return cli_usage("stats", "unknown option '%s'", path);
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) != 0)
+        return cli_bad_input("stats", "%s: %s", path, strerror(errno));
+    if (strcmp(path, "-") != 0 && S_ISDIR(st.st_mode))
+        return stats_dir(path);
+    rnr_log_summary s;
+    char err[RNR_ERR_MAX];
+    if (rnr_log_summarize(path, &s, err, sizeof err) < 0)
+        return cli_bad_input("stats", "%s", err);
+    print_file(path, &s);
+    return RNR_EXIT_OK;
+}

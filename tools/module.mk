@@ -1,0 +1,11 @@
+# tools/: the `rnr` front end. Subcommands are rows of tools/commands.def.
+tools_SRCS := $(sort $(wildcard tools/*.c))
+tools_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(tools_SRCS))
+DEPFILES   += $(tools_OBJS:.o=.d)
+RNR_VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+$(BUILD)/obj/tools/rnr.o: CPPFLAGS += -DRNR_VERSION='"$(RNR_VERSION)"'
+
+$(RNR): $(tools_OBJS) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(tools_OBJS) $(ALL_LIBS) $(LDLIBS)

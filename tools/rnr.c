@@ -1,0 +1,119 @@
+/* tools/rnr.c: the `rnr` command-line front end: dispatches to the
+ * subcommands of tools/commands.def and prints their help. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+#include "tools/cli.h"
+
+typedef struct command {
+    const char *name, *args, *summary, *help;
+    int (*main)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+#define CMD(name, args, summary) { #name, args, summary, cmd_##name##_help, cmd_##name },
+#include "tools/commands.def"
+#undef CMD
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rnr COMMAND [ARGS...]\n"
+               "Deterministic record and replay of multithreaded RISC-V programs on a\n"
+               "simulated multicore with a Record-and-Replay Unit per core.\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %-22s %s\n", commands[i].name, commands[i].args, commands[i].summary);
+    fprintf(f, "\n'rnr COMMAND --help' describes a command. Exit status: 0 ok, 1 verification\n"
+               "failed or replay diverged, 2 bad usage or bad input.\n");
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "rnr %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'rnr %s --help'.\n", cmd);
+    return RNR_EXIT_USAGE;
+}
+
+int cli_bad_input(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "rnr %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return RNR_EXIT_USAGE;
+}
+
+int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+                  uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (!*s || *s == '-' || *end || errno || v < min || v > max) {
+        cli_usage(cmd, "%s wants a number from %llu to %llu, not '%s'", opt,
+                  (unsigned long long)min, (unsigned long long)max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* True if ARGV asks for help before any "--" (after which arguments belong
+ * to the guest program). */
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return 0;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return RNR_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        if (argc > 2 && strcmp(name, "help") == 0) {
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                if (strcmp(argv[2], commands[i].name) == 0) {
+                    fputs(commands[i].help, stdout);
+                    return RNR_EXIT_OK;
+                }
+            return cli_usage("help", "unknown command '%s'", argv[2]);
+        }
+        usage(stdout);
+        return RNR_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("rnr %s\n", RNR_VERSION);
+        return RNR_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(name, commands[i].name) != 0)
+            continue;
+        if (wants_help(argc - 1, argv + 1)) {
+            fputs(commands[i].help, stdout);
+            return RNR_EXIT_OK;
+        }
+        return commands[i].main(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "rnr: unknown command '%s'\n", name);
+    usage(stderr);
+    return RNR_EXIT_USAGE;
+}
