@@ -1,0 +1,74 @@
+/* workloads/malloc_stress.c: heavy malloc/calloc/realloc/free of small,
+ * medium and large (mmap-backed) blocks in a seeded random pattern; every
+ * block is filled and checked before it is freed.
+ * Usage: malloc_stress [OPS] (default 20000). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOTS 512
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static unsigned char pattern(size_t slot, size_t i) { return (unsigned char)(slot * 31 + i * 7); }
+
+int main(int argc, char **argv)
+{
+    long ops = argc > 1 ? strtol(argv[1], NULL, 0) : 20000;
+    static unsigned char *blk[SLOTS];
+    static size_t len[SLOTS];
+    uint64_t allocated = 0, bad = 0, big = 0;
+    for (long op = 0; op < ops; op++) {
+        size_t s = next() % SLOTS;
+        if (blk[s]) {
+            for (size_t i = 0; i < len[s]; i += 1 + len[s] / 64)
+                bad += blk[s][i] != pattern(s, i);
+            if (next() % 4 == 0) {
+                size_t nl = len[s] + next() % 4096;
+                unsigned char *p = realloc(blk[s], nl);
+                if (!p)
+                    return 2;
+                for (size_t i = 0; i < len[s]; i += 1 + len[s] / 64)
+                    bad += p[i] != pattern(s, i);
+                for (size_t i = len[s]; i < nl; i++)
+                    p[i] = pattern(s, i);
+                blk[s] = p;
+                len[s] = nl;
+                continue;
+            }
+            free(blk[s]);
+            blk[s] = NULL;
+            continue;
+        }
+        uint64_t r = next();
+        size_t n = r % 100 < 85 ? 1 + r % 256 : r % 100 < 98 ? 1 + r % 65536 : 200000 + r % 800000;
+        big += n >= 200000;
+        unsigned char *p = (r >> 32) % 3 == 0 ? calloc(1, n) : malloc(n);
+        if (!p)
+            return 2;
+        if ((r >> 32) % 3 == 0)
+            for (size_t i = 0; i < n; i += 1 + n / 64)
+                bad += p[i] != 0;
+        for (size_t i = 0; i < n; i++)
+            p[i] = pattern(s, i);
+        blk[s] = p;
+        len[s] = n;
+        allocated += n;
+    }
+    size_t live = 0;
+    for (size_t s = 0; s < SLOTS; s++) {
+        live += blk[s] != NULL;
+        free(blk[s]);
+    }
+    printf("ops %ld allocated %" PRIu64 " big %" PRIu64 " live %zu bad %" PRIu64 "\n", ops,
+           allocated, big, live, bad);
+    return bad != 0;
+}
