@@ -107,6 +107,11 @@ static int describe(Elf *e, loader_image *img, char *err, size_t errlen)
         return fail(err, errlen, path, "not an executable (ELF type %u)", eh.e_type);
     if (eh.e_flags & EF_RISCV_RVE)
         return fail(err, errlen, path, "built for RV64E, rnr simulates RV64GC");
+    if (eh.e_phoff > img->file_size ||
+        (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > img->file_size - eh.e_phoff)
+        return fail(err, errlen, path,
+                    "truncated: the program headers at 0x%llx lie past the end of the file (0x%zx)",
+                    (unsigned long long)eh.e_phoff, img->file_size);
     size_t phnum;
     if (elf_getphdrnum(e, &phnum) != 0)
         return fail(err, errlen, path, "truncated or damaged program headers (%s)", elf_errmsg(-1));

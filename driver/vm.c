@@ -225,6 +225,37 @@ int vm_map_fixed(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind)
     return r < 0 ? (int)r : 0;
 }
 
+int vm_map_image(vm *v, uint64_t addr, uint64_t len, int prot, uint64_t data_addr,
+                 const uint8_t *data, uint64_t data_len)
+{
+    if ((addr | len) & LX_PAGE_MASK || len == 0 || addr < VM_MIN_ADDR || addr > VM_USER_TOP ||
+        len > VM_USER_TOP - addr || data_addr < addr || data_len > addr + len - data_addr)
+        return -LX_EINVAL;
+    if (!range_free(v, addr, addr + len))
+        return -LX_EEXIST;
+    /* The blob's "file offset" is the guest address of its first byte, so
+     * that region offsets (blob_off = region start) line up with it. */
+    vm_region reg = {addr, addr + len, prot & (LX_PROT_READ | LX_PROT_WRITE | LX_PROT_EXEC),
+                     VM_IMAGE, NULL, addr};
+    if (data_len) {
+        reg.blob = blob_new(data, data_len, data_addr);
+        if (!reg.blob)
+            return -LX_ENOMEM;
+    }
+    if (v->be.map(v->be.ctx, addr, len, reg.prot) < 0 ||
+        (data_len && v->be.fill(v->be.ctx, data_addr, data, data_len) < 0)) {
+        v->be.unmap(v->be.ctx, addr, len);
+        blob_unref(reg.blob);
+        return -LX_ENOMEM;
+    }
+    if (insert_at(v, first_ending_above(v, addr), &reg) < 0) {
+        v->be.unmap(v->be.ctx, addr, len);
+        blob_unref(reg.blob);
+        return -LX_ENOMEM;
+    }
+    return 0;
+}
+
 void vm_set_brk_start(vm *v, uint64_t start)
 {
     v->brk_start = v->brk = PAGE_UP(start);
@@ -408,6 +439,35 @@ int64_t vm_madvise(vm *v, uint64_t addr, uint64_t len, int advice)
         at = hi;
     }
     return rc;
+}
+
+int64_t vm_mremap(vm *v, uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags)
+{
+    const int maymove = 1, fixed = 2, dontunmap = 4;
+    if ((old_addr & LX_PAGE_MASK) || (flags & ~(maymove | fixed | dontunmap)))
+        return -LX_EINVAL;
+    if ((flags & fixed) && !(flags & maymove))
+        return -LX_EINVAL;
+    uint64_t olen = PAGE_UP(old_len), nlen = PAGE_UP(new_len);
+    if (nlen == 0 || nlen < new_len || olen < old_len)
+        return -LX_EINVAL;
+    if (flags & (fixed | dontunmap))
+        return -LX_ENOMEM;
+    const vm_region *r = vm_find(v, old_addr);
+    if (!r || olen == 0 || old_addr + olen > r->end)
+        return -LX_EFAULT;
+    if (nlen <= olen) {
+        if (nlen < olen && carve(v, old_addr + nlen, old_addr + olen) < 0)
+            return -LX_ENOMEM;
+        return (int64_t)old_addr;
+    }
+    if (old_addr + olen != r->end || r->kind == VM_FILE || r->kind == VM_IMAGE || r->blob)
+        return -LX_ENOMEM;
+    uint64_t lo = old_addr + olen, hi = old_addr + nlen;
+    if (hi < lo || hi > VM_USER_TOP || !range_free(v, lo, hi) || (lo < v->brk && hi > v->brk_start))
+        return -LX_ENOMEM;
+    int64_t rc = map_new(v, lo, hi - lo, r->prot, r->kind, NULL, 0, 0);
+    return rc < 0 ? rc : (int64_t)old_addr;
 }
 
 uint64_t vm_brk(vm *v, uint64_t addr)

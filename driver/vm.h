@@ -53,6 +53,10 @@ void vm_free(vm *v);
 /* Maps [addr, addr+len) (page aligned) of KIND for the loader and the
  * initial stack; the range must be free. 0, or -errno. */
 int vm_map_fixed(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind);
+/* The same with DATA_LEN bytes of DATA placed at DATA_ADDR inside the
+ * range (what MADV_DONTNEED restores later): the loader's segments. */
+int vm_map_image(vm *v, uint64_t addr, uint64_t len, int prot, uint64_t data_addr,
+                 const uint8_t *data, uint64_t data_len);
 /* Sets the start of the brk area (the page-aligned end of the image). */
 void vm_set_brk_start(vm *v, uint64_t start);
 
@@ -64,6 +68,9 @@ int64_t vm_mmap(vm *v, uint64_t addr, uint64_t len, int prot, int flags, int is_
 int64_t vm_munmap(vm *v, uint64_t addr, uint64_t len);
 int64_t vm_mprotect(vm *v, uint64_t addr, uint64_t len, int prot);
 int64_t vm_madvise(vm *v, uint64_t addr, uint64_t len, int advice);
+/* mremap without moving: shrinks in place, or grows in place when the
+ * pages after the region are free; otherwise -ENOMEM (glibc then copies). */
+int64_t vm_mremap(vm *v, uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags);
 /* brk(addr): the new break, or the old one when the request is refused. */
 uint64_t vm_brk(vm *v, uint64_t addr);
 
