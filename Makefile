@@ -60,9 +60,13 @@ FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
 
 .DEFAULT_GOAL := all
-.PHONY: all check test unit integration asan valgrind fuzz demo bench install clean deps guest
+.PHONY: all check test asan valgrind valgrind-run fuzz demo demo-run bench bench-run install clean deps guest
 .SUFFIXES:
 .DELETE_ON_ERROR:
+.SECONDARY:
+
+# Modules append their benchmark targets (bench-NAME) to this.
+BENCH_TARGETS :=
 
 # Component libraries, lowest layer last (the link order).
 LIBS_ORDER := replayer backend driver rru formats
@@ -112,6 +116,20 @@ check: deps
 
 asan:
 	$(MAKE) VARIANT=asan test
+
+bench: deps
+	$(MAKE) guest
+	$(MAKE) VARIANT=release bench-run
+
+bench-run: $(RNR) $(BENCH_TARGETS)
+	@echo "bench: done ($(words $(BENCH_TARGETS)) benchmarks)"
+
+demo: deps
+	$(MAKE) guest
+	$(MAKE) VARIANT=release demo-run
+
+demo-run: $(RNR)
+	@tools/demo $(abspath $(RNR)) $(abspath build/demo)
 
 valgrind:
 	$(MAKE) VARIANT=debug valgrind-run
