@@ -54,6 +54,10 @@ static void dump_input(FILE *out, const rnr_input_record *r)
     case RNR_IN_CSR:
         fprintf(out, "csr 0x%03" PRIx64 " = %" PRIu64 "\n", r->nr, (uint64_t)r->value);
         return;
+    case RNR_IN_SC:
+        fprintf(out, "sc %" PRIu64 " at 0x%" PRIx64 " = %" PRIu64 "\n", r->nr, r->addr,
+                (uint64_t)r->value);
+        return;
     default:
         break;
     }

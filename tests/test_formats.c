@@ -72,9 +72,11 @@ static void random_model(model *m, uint32_t kind, uint32_t cpus, size_t n, uint6
             rnr_input_record *in = &r->in;
             in->type = 1 + (uint32_t)tu_below(rng, RNR_IN_TYPE_MAX);
             in->tid = tid;
-            if (in->type == RNR_IN_SYSCALL || in->type == RNR_IN_CSR) {
+            if (in->type == RNR_IN_SYSCALL || in->type == RNR_IN_CSR || in->type == RNR_IN_SC) {
                 in->nr = tu_below(rng, 500);
                 in->value = extreme ? INT64_MIN : (int64_t)tu_rand(rng) >> tu_below(rng, 64);
+                if (in->type == RNR_IN_SC)
+                    in->addr = tu_rand(rng) >> tu_below(rng, 64);
             } else {
                 in->addr = tu_rand(rng) >> tu_below(rng, 64);
                 in->len = tu_below(rng, sizeof r->data);
