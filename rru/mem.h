@@ -19,7 +19,8 @@
 #define RRU_LINE_SIZE (1ull << RRU_LINE_SHIFT)     /* coherence granule */
 #define RRU_ADDR_LIMIT (1ull << 48)                 /* guest addresses are below */
 
-/* Page permissions (combine with |). */
+/* Page permissions (combine with |). W implies R: RISC-V has no write-only
+ * pages, so map/protect add R to W. */
 enum {
     RRU_PROT_NONE = 0,
     RRU_PROT_R = 1,
