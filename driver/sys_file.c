@@ -352,7 +352,9 @@ int64_t sc_lseek(drv_proc *p, thread *t, const uint64_t a[6])
     return r < 0 ? -(int64_t)errno : (int64_t)r;
 }
 
-/* Writes a host struct stat as the guest's (asm-generic) struct stat. */
+/* Writes a host struct stat as the guest's (asm-generic) struct stat. The
+ * access time is reported equal to the modification time: reading an input
+ * file changes its atime, and a run must not see its previous run. */
 static int64_t put_stat(drv_proc *p, uint64_t addr, const struct stat *st)
 {
     uint8_t b[LX_STAT_SIZE];
@@ -369,8 +371,8 @@ static int64_t put_stat(drv_proc *p, uint64_t addr, const struct stat *st)
     P64(LX_STAT_SIZE_OFF, st->st_size);
     P32(LX_STAT_BLKSIZE, st->st_blksize);
     P64(LX_STAT_BLOCKS, st->st_blocks);
-    P64(LX_STAT_ATIME, st->st_atim.tv_sec);
-    P64(LX_STAT_ATIME + 8, st->st_atim.tv_nsec);
+    P64(LX_STAT_ATIME, st->st_mtim.tv_sec);
+    P64(LX_STAT_ATIME + 8, st->st_mtim.tv_nsec);
     P64(LX_STAT_MTIME, st->st_mtim.tv_sec);
     P64(LX_STAT_MTIME + 8, st->st_mtim.tv_nsec);
     P64(LX_STAT_CTIME, st->st_ctim.tv_sec);
@@ -380,6 +382,26 @@ static int64_t put_stat(drv_proc *p, uint64_t addr, const struct stat *st)
     return guest_write(p, addr, b, sizeof b);
 }
 
+/* fstat of an open file. The guest's stdin, stdout and stderr are always
+ * pipes of the simulated system, whatever rnr's own are (terminal, file,
+ * pipe with a fresh inode each run), so that the run does not depend on
+ * how it was started. */
+static int file_stat(const file_obj *f, struct stat *st)
+{
+    if (f->kind == FILE_HOST)
+        return fstat(f->host_fd, st);
+    memset(st, 0, sizeof *st);
+    st->st_mode = S_IFIFO | 0600;
+    st->st_dev = 0xd;
+    st->st_ino = 100 + (unsigned)f->kind;
+    st->st_nlink = 1;
+    st->st_uid = 1000;
+    st->st_gid = 1000;
+    st->st_blksize = 4096;
+    st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec = (time_t)DRV_EPOCH;
+    return 0;
+}
+
 int64_t sc_fstat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
@@ -387,7 +409,7 @@ int64_t sc_fstat(drv_proc *p, thread *t, const uint64_t a[6])
     if (!f)
         return -LX_EBADF;
     struct stat st;
-    if (fstat(f->host_fd, &st) != 0)
+    if (file_stat(f, &st) != 0)
         return -(int64_t)errno;
     return put_stat(p, a[1], &st);
 }
@@ -414,7 +436,7 @@ int64_t sc_newfstatat(drv_proc *p, thread *t, const uint64_t a[6])
             file_obj *f = files_get(p, gdir);
             if (!f)
                 return -LX_EBADF;
-            if (fstat(f->host_fd, &st) != 0)
+            if (file_stat(f, &st) != 0)
                 return -(int64_t)errno;
         }
         return put_stat(p, a[2], &st);
