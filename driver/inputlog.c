@@ -60,6 +60,12 @@ int inlog_csr(inlog *l, uint32_t tid, uint32_t csr, uint64_t value)
     return put(l, &r);
 }
 
+int inlog_sc(inlog *l, uint32_t tid, uint64_t ordinal, uint64_t rd_value, uint64_t addr)
+{
+    rnr_input_record r = {RNR_IN_SC, tid, ordinal, (int64_t)rd_value, addr, 0, NULL};
+    return put(l, &r);
+}
+
 static int put_bytes(inlog *l, uint32_t type, uint32_t tid, uint64_t addr, const void *data,
                      uint64_t len)
 {

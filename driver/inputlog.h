@@ -32,6 +32,9 @@ int inlog_syscall(inlog *l, uint32_t tid, uint64_t nr, int64_t value);
 int inlog_mem(inlog *l, uint32_t tid, uint64_t addr, const void *data, uint64_t len);
 int inlog_csr(inlog *l, uint32_t tid, uint32_t csr, uint64_t value);
 int inlog_start(inlog *l, uint32_t tid, uint64_t addr, const void *data, uint64_t len);
+/* A store-conditional of TID: its ordinal among the thread's SCs (from 0),
+ * the value it wrote to rd (0 = success) and its address. */
+int inlog_sc(inlog *l, uint32_t tid, uint64_t ordinal, uint64_t rd_value, uint64_t addr);
 const char *inlog_error(const inlog *l);
 /* Number of records written so far. */
 uint64_t inlog_records(const inlog *l);

@@ -53,6 +53,7 @@ struct thread {
     uint64_t wait_seq;           /* arrival order among waiters */
     /* Links of the run queue or the futex wait list. */
     thread *next, *prev;
+    uint64_t sc_count;           /* store-conditionals executed (input log ordinals) */
     /* Memory records of the current syscall, logged after its result. */
     inlog_pending log;
 };

@@ -195,6 +195,33 @@ static int be_fill(void *ctx, uint64_t addr, const uint8_t *data, uint64_t len)
     return 0;
 }
 
+/* ---- nondeterministic inputs seen by the interpreter ---- */
+
+/* Counter CSR reads and failed store-conditionals go to the input log
+ * (installed only when there is one: they cost a call per event). */
+static uint64_t env_csr_read(void *env, rru_hart *h, unsigned csr, uint64_t value)
+{
+    drv_proc *p = env;
+    thread *t = p->core_thread[rru_hart_id(h)];
+    if (t && inlog_csr(p->in, t->tid, csr, value) < 0)
+        proc_fail(p, "input log: %s", inlog_error(p->in));
+    return value;
+}
+
+static int env_sc(void *env, rru_hart *h, uint64_t addr, int ok)
+{
+    drv_proc *p = env;
+    thread *t = p->core_thread[rru_hart_id(h)];
+    if (!t)
+        return ok;
+    uint64_t ordinal = t->sc_count++;
+    if (!ok && inlog_sc(p->in, t->tid, ordinal, 1, addr) < 0)
+        proc_fail(p, "input log: %s", inlog_error(p->in));
+    return ok;
+}
+
+static const rru_env_ops env_ops = {env_csr_read, env_sc};
+
 /* ---- loading ---- */
 
 static int load_image(drv_proc *p, char *err, size_t errlen)
@@ -372,6 +399,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
             drv_proc_free(p);
             return NULL;
         }
+        rru_machine_set_env(p->m, &env_ops, p);
         if (inlog_start(p->in, main_thread->tid, p->random_addr, p->random_bytes, 16) < 0) {
             snprintf(err, errlen, "%s: %s", config->input_log, inlog_error(p->in));
             drv_proc_free(p);

@@ -98,6 +98,43 @@ START_TEST(run_keeps_the_environment_in_order)
 }
 END_TEST
 
+static char *random_line(const char *out)
+{
+    const char *r = strstr(out, "random ");
+    ck_assert_ptr_nonnull(r);
+    return strndup(r, strcspn(r, "\n"));
+}
+
+START_TEST(run_builds_the_initial_stack_and_auxv_of_linux)
+{
+    tu_output o, o2, o3;
+    tu_rnr(&o, (const char *[]){"run", "--seed", "5", "--", guest("sysprobe"), "auxv", NULL});
+    ck_assert_int_eq(o.status, 0);
+    static const char *const lines[] = {
+        "hwcap 0x112d pagesz 4096 clktck 100\n",
+        "uid 1000 euid 1000 gid 1000 egid 1000 secure 0 base 0 flags 0\n",
+        "entry is _start 1 phdr in image 1 phent 56 phnum>1 1\n",
+        "execfn is argv[0] 1 platform 0\n",
+        "environ follows argv 1\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        ck_assert_msg(strstr(o.out, lines[i]) != NULL, "missing '%s' in:\n%s", lines[i], o.out);
+    /* AT_RANDOM: from the seed, so the same for the same seed only. */
+    tu_rnr(&o2, (const char *[]){"run", "--seed", "5", "--", guest("sysprobe"), "auxv", NULL});
+    tu_rnr(&o3, (const char *[]){"run", "--seed", "6", "--", guest("sysprobe"), "auxv", NULL});
+    char *r1 = random_line(o.out), *r2 = random_line(o2.out), *r3 = random_line(o3.out);
+    ck_assert_str_eq(r1, r2);
+    ck_assert_str_ne(r1, r3);
+    ck_assert_str_ne(r1, "random 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+    free(r1);
+    free(r2);
+    free(r3);
+    tu_output_free(&o);
+    tu_output_free(&o2);
+    tu_output_free(&o3);
+}
+END_TEST
+
 START_TEST(run_matches_qemu_on_file_input)
 {
     char *dir = tu_tmpdir();
@@ -488,6 +525,7 @@ TU_SUITE(run)
     tcase_add_test(tc, run_matches_qemu_on_single_threaded_workloads);
     tcase_add_test(tc, run_matches_qemu_on_arguments_environment_and_exit_status);
     tcase_add_test(tc, run_keeps_the_environment_in_order);
+    tcase_add_test(tc, run_builds_the_initial_stack_and_auxv_of_linux);
     tcase_add_test(tc, run_matches_qemu_on_file_input);
     tcase_add_test(tc, run_matches_qemu_on_system_call_semantics);
     tcase_add_test(tc, run_ends_with_the_signal_status_and_names_it);

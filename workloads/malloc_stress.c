@@ -1,7 +1,7 @@
 /* workloads/malloc_stress.c: heavy malloc/calloc/realloc/free of small,
  * medium and large (mmap-backed) blocks in a seeded random pattern; every
  * block is filled and checked before it is freed.
- * Usage: malloc_stress [OPS] (default 20000). */
+ * Usage: malloc_stress [OPS] (default 5000). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +18,24 @@ static uint64_t next(void)
     return rng;
 }
 
-static unsigned char pattern(size_t slot, size_t i) { return (unsigned char)(slot * 31 + i * 7); }
+/* The byte expected at offset I of slot S's block. Blocks are filled with
+ * memset (as programs do) and then marked at a stride, so that big blocks
+ * cost little to fill yet a wrong or moved byte is still caught. */
+static unsigned char pattern(size_t slot, size_t i)
+{
+    return i % 61 == 0 ? (unsigned char)(slot * 31 + i * 7) : (unsigned char)slot;
+}
+
+static void fill(unsigned char *p, size_t slot, size_t from, size_t to)
+{
+    memset(p + from, (unsigned char)slot, to - from);
+    for (size_t i = (from + 60) / 61 * 61; i < to; i += 61)
+        p[i] = pattern(slot, i);
+}
 
 int main(int argc, char **argv)
 {
-    long ops = argc > 1 ? strtol(argv[1], NULL, 0) : 20000;
+    long ops = argc > 1 ? strtol(argv[1], NULL, 0) : 5000;
     static unsigned char *blk[SLOTS];
     static size_t len[SLOTS];
     uint64_t allocated = 0, bad = 0, big = 0;
@@ -31,6 +44,8 @@ int main(int argc, char **argv)
         if (blk[s]) {
             for (size_t i = 0; i < len[s]; i += 1 + len[s] / 64)
                 bad += blk[s][i] != pattern(s, i);
+            for (size_t i = 0; i < len[s]; i += 61 * (1 + len[s] / 4096))
+                bad += blk[s][i] != pattern(s, i);
             if (next() % 4 == 0) {
                 size_t nl = len[s] + next() % 4096;
                 unsigned char *p = realloc(blk[s], nl);
@@ -38,8 +53,7 @@ int main(int argc, char **argv)
                     return 2;
                 for (size_t i = 0; i < len[s]; i += 1 + len[s] / 64)
                     bad += p[i] != pattern(s, i);
-                for (size_t i = len[s]; i < nl; i++)
-                    p[i] = pattern(s, i);
+                fill(p, s, len[s], nl);
                 blk[s] = p;
                 len[s] = nl;
                 continue;
@@ -57,8 +71,7 @@ int main(int argc, char **argv)
         if ((r >> 32) % 3 == 0)
             for (size_t i = 0; i < n; i += 1 + n / 64)
                 bad += p[i] != 0;
-        for (size_t i = 0; i < n; i++)
-            p[i] = pattern(s, i);
+        fill(p, s, 0, n);
         blk[s] = p;
         len[s] = n;
         allocated += n;

@@ -20,3 +20,9 @@ $(GUEST_DIR)/%: workloads/%.S
 
 # The tests run the guest programs.
 test: $(GUEST_BINS)
+
+# `make bench`: rnr run on 1 and 8 cores beside qemu-riscv64 (tools/bench-run).
+BENCH_TARGETS += bench-run-vs-qemu
+.PHONY: bench-run-vs-qemu
+bench-run-vs-qemu: $(RNR) $(GUEST_BINS)
+	tools/bench-run $(abspath $(RNR)) $(abspath $(GUEST_DIR))

@@ -3,7 +3,7 @@
  * addresses or timing, so that a run can be compared with qemu-riscv64
  * (which is why a few Linux behaviours qemu lacks, such as EINVAL for an
  * unknown madvise advice or MAP_FIXED_NOREPLACE, are tested elsewhere).
- * Usage: sysprobe mem|futex|time|misc|unknown */
+ * Usage: sysprobe mem|futex|time|misc|unknown|auxv */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -238,6 +239,39 @@ static int misc(void)
     return 0;
 }
 
+extern const char __ehdr_start[];
+extern void _start(void);
+
+/* The auxiliary vector and initial stack as rnr builds them (not compared
+ * with qemu, whose hardware capabilities and ids are the host's). */
+static int auxv(int argc, char **argv)
+{
+    printf("hwcap 0x%lx pagesz %lu clktck %lu\n", getauxval(AT_HWCAP), getauxval(AT_PAGESZ),
+           getauxval(AT_CLKTCK));
+    printf("uid %lu euid %lu gid %lu egid %lu secure %lu base %lu flags %lu\n", getauxval(AT_UID),
+           getauxval(AT_EUID), getauxval(AT_GID), getauxval(AT_EGID), getauxval(AT_SECURE),
+           getauxval(AT_BASE), getauxval(AT_FLAGS));
+    const unsigned char *eh = (const unsigned char *)__ehdr_start;
+    uint64_t phoff;
+    memcpy(&phoff, eh + 32, 8);
+    printf("entry is _start %d phdr in image %d phent %lu phnum>1 %d\n",
+           getauxval(AT_ENTRY) == (unsigned long)(uintptr_t)_start,
+           getauxval(AT_PHDR) == (unsigned long)(uintptr_t)(eh + phoff), getauxval(AT_PHENT),
+           getauxval(AT_PHNUM) > 1);
+    const char *execfn = (const char *)getauxval(AT_EXECFN);
+    printf("execfn is argv[0] %d platform %lu\n", execfn && strcmp(execfn, argv[0]) == 0,
+           getauxval(AT_PLATFORM));
+    const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+    printf("random");
+    for (int i = 0; i < 16; i++)
+        printf(" %02x", r[i]);
+    printf("\n");
+    /* argv and envp sit just above argc on the initial stack. */
+    extern char **environ;
+    printf("environ follows argv %d\n", environ == argv + argc + 1);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -250,6 +284,8 @@ int main(int argc, char **argv)
         return timing();
     if (strcmp(what, "misc") == 0)
         return misc();
+    if (strcmp(what, "auxv") == 0)
+        return auxv(argc, argv);
     if (strcmp(what, "unknown") == 0) {
         /* bind(2) is not part of the simulated system: ENOSYS, twice. */
         long a = syscall(SYS_bind, -1, NULL, 0);
@@ -259,6 +295,6 @@ int main(int argc, char **argv)
         printf("unknown %ld %s %ld %s\n", a, err_name(-e1), b, err_name(-e2));
         return 0;
     }
-    fprintf(stderr, "usage: sysprobe mem|futex|time|misc|unknown\n");
+    fprintf(stderr, "usage: sysprobe mem|futex|time|misc|unknown|auxv\n");
     return 2;
 }
