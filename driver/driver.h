@@ -69,6 +69,8 @@ typedef struct drv_stats {
     uint64_t threads;                    /* threads created, main included */
     uint64_t syscalls;
     uint64_t context_switches;
+    uint64_t page_faults;                /* first touches of absent pages (demand paging) */
+    uint64_t guest_pages;                /* pages held in the machine's memory at the end */
     double wall_seconds;                 /* host time of drv_proc_run */
 } drv_stats;
 

@@ -128,6 +128,7 @@ struct drv_proc {
     char *message;
     /* Counters. */
     uint64_t syscalls, switches;
+    uint64_t page_faults, demand_pages;
     double wall;
 };
 
@@ -142,6 +143,10 @@ void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((fo
 void proc_fail(drv_proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Ends the process: exit status (DRV_EXITED) or signal (DRV_SIGNALED). */
 void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t pc);
+
+/* Creates the absent pages of mapped regions in [addr, addr+len) (demand
+ * paging, proc.c); 0 or -1 when host memory runs out. */
+int proc_materialize(drv_proc *p, uint64_t addr, uint64_t len);
 
 /* ---- scheduler (sched.c) ---- */
 

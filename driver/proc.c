@@ -94,14 +94,24 @@ void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t p
     }
 }
 
-/* ---- the memory backend of the address space ---- */
+/* ---- the memory backend of the address space: demand paging ----
+ *
+ * The machine's memory holds a page only once the guest (or the kernel)
+ * touches it: mapping costs nothing, a first access faults, and the fault
+ * handler (proc_demand_fault) materializes the page with its region's
+ * protection and lets the instruction run again. So an 8 MiB thread stack
+ * or a 64 MiB PROT_NONE malloc-arena reservation costs only the pages used,
+ * as in Linux. A page that was never materialized reads as zero; the final
+ * digest (drv_proc_digest) treats absent and zero pages alike, so it does
+ * not depend on which pages happened to be touched. */
 
 static int be_map(void *ctx, uint64_t addr, uint64_t len, int prot)
 {
-    drv_proc *p = ctx;
-    if (prot == 0)
-        return 0;          /* materialized when it becomes accessible */
-    return rru_mem_map(p->mem, addr, len, (unsigned)prot);
+    (void)ctx;
+    (void)addr;
+    (void)len;
+    (void)prot;
+    return 0;
 }
 
 static void be_unmap(void *ctx, uint64_t addr, uint64_t len)
@@ -110,41 +120,84 @@ static void be_unmap(void *ctx, uint64_t addr, uint64_t len)
     rru_mem_unmap(p->mem, addr, len);
 }
 
-/* Runs of pages in [addr, addr+len) that are (present = 1) or are not in
- * the machine's memory, calling FN on each run. */
-static int each_run(drv_proc *p, uint64_t addr, uint64_t len, int present,
-                    int (*fn)(drv_proc *p, uint64_t a, uint64_t n, int prot), int prot)
+static void be_protect(void *ctx, uint64_t addr, uint64_t len, int prot)
 {
+    drv_proc *p = ctx;
+    /* Present pages change; absent ones take the region's when touched. */
     uint64_t end = addr + len, a = addr;
     while (a < end) {
-        while (a < end && (rru_mem_prot(p->mem, a) >= 0) != present)
+        while (a < end && rru_mem_prot(p->mem, a) < 0)
             a += LX_PAGE_SIZE;
         uint64_t b = a;
-        while (b < end && (rru_mem_prot(p->mem, b) >= 0) == present)
+        while (b < end && rru_mem_prot(p->mem, b) >= 0)
             b += LX_PAGE_SIZE;
-        if (b > a && fn(p, a, b - a, prot) < 0)
+        if (b > a)
+            rru_mem_protect(p->mem, a, b - a, (unsigned)prot);
+        a = b;
+    }
+}
+
+/* Materializes the absent pages of [addr, addr+len) that lie in mapped
+ * regions (zero-filled, with the region's protection). 0, or -1 if host
+ * memory ran out. */
+static int materialize(drv_proc *p, uint64_t addr, uint64_t len)
+{
+    uint64_t a = addr & ~LX_PAGE_MASK, end = addr + len;
+    while (a < end) {
+        if (rru_mem_prot(p->mem, a) >= 0) {
+            a += LX_PAGE_SIZE;
+            continue;
+        }
+        const vm_region *r = vm_find(p->vm, a);
+        if (!r) {
+            a += LX_PAGE_SIZE;
+            continue;
+        }
+        uint64_t b = a + LX_PAGE_SIZE;
+        while (b < end && b < r->end && rru_mem_prot(p->mem, b) < 0)
+            b += LX_PAGE_SIZE;
+        if (rru_mem_map(p->mem, a, b - a, (unsigned)r->prot) < 0)
             return -1;
+        p->demand_pages += (b - a) / LX_PAGE_SIZE;
         a = b;
     }
     return 0;
 }
 
-static int run_protect(drv_proc *p, uint64_t a, uint64_t n, int prot)
+int proc_materialize(drv_proc *p, uint64_t addr, uint64_t len)
 {
-    return rru_mem_protect(p->mem, a, n, (unsigned)prot);
+    return len ? materialize(p, addr, len) : 0;
 }
 
-static int run_map(drv_proc *p, uint64_t a, uint64_t n, int prot)
-{
-    return rru_mem_map(p->mem, a, n, (unsigned)prot);
-}
+/* Pages materialized at once around a faulting address (clipped to the
+ * region): fewer faults when a stack or an array is walked. */
+#define FAULT_AROUND_PAGES 16u
 
-static void be_protect(void *ctx, uint64_t addr, uint64_t len, int prot)
+/* A FAULT stop: if the address lies in a region that allows the access and
+ * its page is absent, materialize it (and a few neighbours) and let the
+ * core run the instruction again. 1 if handled, 0 if it is a real fault. */
+static int demand_fault(drv_proc *p, const rru_stop *st)
 {
-    drv_proc *p = ctx;
-    each_run(p, addr, len, 1, run_protect, prot);
-    if (prot != 0)
-        each_run(p, addr, len, 0, run_map, prot);
+    int need = st->cause == 12 ? LX_PROT_EXEC : st->cause == 15 ? LX_PROT_WRITE : LX_PROT_READ;
+    if (st->cause != 12 && st->cause != 13 && st->cause != 15)
+        return 0;
+    uint64_t page = st->tval & ~LX_PAGE_MASK;
+    const vm_region *r = vm_find(p->vm, page);
+    if (!r || (r->prot & need) != need || rru_mem_prot(p->mem, page) >= 0)
+        return 0;
+    uint64_t span = (uint64_t)FAULT_AROUND_PAGES * LX_PAGE_SIZE;
+    uint64_t lo = page & ~(span - 1), hi = lo + span;
+    if (lo < r->start)
+        lo = r->start;
+    if (hi > r->end)
+        hi = r->end;
+    if (materialize(p, lo, hi - lo) < 0) {
+        proc_fail(p, "out of host memory for guest pages");
+        return 1;
+    }
+    p->page_faults++;
+    rru_machine_resume(p->m, st->core);
+    return 1;
 }
 
 static int page_is_zero(drv_proc *p, uint64_t page)
@@ -162,9 +215,8 @@ static int be_fill(void *ctx, uint64_t addr, const uint8_t *data, uint64_t len)
 {
     drv_proc *p = ctx;
     static const uint8_t zero[LX_PAGE_SIZE];
-    if (data)
-        each_run(p, addr & ~LX_PAGE_MASK, ((addr + len + LX_PAGE_MASK) & ~LX_PAGE_MASK) -
-                 (addr & ~LX_PAGE_MASK), 0, run_map, 0);
+    if (data && materialize(p, addr, len) < 0)
+        return -1;
     uint64_t a = addr, end = addr + len;
     while (a < end) {
         uint64_t page = a & ~LX_PAGE_MASK;
@@ -239,7 +291,8 @@ static int load_image(drv_proc *p, char *err, size_t errlen)
             uint64_t shared_end = end < prev_end ? end : prev_end;
             vm_mprotect(p->vm, start, shared_end - start, prev_prot | s->prot);
             uint64_t n = s->filesz < shared_end - s->vaddr ? s->filesz : shared_end - s->vaddr;
-            if (n && rru_mem_write(p->mem, s->vaddr, s->data, (size_t)n) < 0)
+            if (n && (materialize(p, s->vaddr, n) < 0 ||
+                      rru_mem_write(p->mem, s->vaddr, s->data, (size_t)n) < 0))
                 goto nomem;
             start = shared_end;
         }
@@ -305,7 +358,7 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
         snprintf(err, errlen, "%s: arguments and environment too large (E2BIG)", program);
         return -1;
     }
-    if (rru_mem_write(p->mem, st.sp, st.bytes, st.len) < 0) {
+    if (materialize(p, st.sp, st.len) < 0 || rru_mem_write(p->mem, st.sp, st.bytes, st.len) < 0) {
         initstack_free(&st);
         snprintf(err, errlen, "%s: cannot write the initial stack", program);
         return -1;
@@ -449,9 +502,12 @@ static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uin
     case RRU_STOP_REQUEST:
         rru_machine_resume(p->m, st->core);
         break;
+    case RRU_STOP_FAULT:
+        if (demand_fault(p, st))
+            break;
+        __attribute__((fallthrough));   /* a real fault */
     case RRU_STOP_EBREAK:
     case RRU_STOP_ILLEGAL:
-    case RRU_STOP_FAULT:
     case RRU_STOP_MISALIGNED: {
         thread *t = p->core_thread[st->core];
         proc_exit(p, DRV_SIGNALED, st->signal, t, st->pc);
@@ -518,6 +574,8 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out)
     out->syscalls = p->syscalls;
     out->context_switches = p->switches;
     out->wall_seconds = p->wall;
+    out->page_faults = p->page_faults;
+    out->guest_pages = rru_mem_pages(p->mem);
 }
 
 static void hash_u64(rnr_sha256 *s, uint64_t v)
@@ -530,12 +588,26 @@ static void hash_u64(rnr_sha256 *s, uint64_t v)
 
 void drv_proc_digest(const drv_proc *p, uint8_t out[32])
 {
-    uint8_t mem[32];
-    rru_mem_digest(p->mem, mem);
+    static const uint8_t zero[LX_PAGE_SIZE];
+    uint8_t page[LX_PAGE_SIZE];
     rnr_sha256 s;
     rnr_sha256_init(&s);
     rnr_sha256_update(&s, "rnr-final-state-1", 17);
-    rnr_sha256_update(&s, mem, 32);
+    /* Memory: every region (start, end, protection), then each of its
+     * pages that holds a nonzero byte (address, 4096 bytes). */
+    for (size_t i = 0; i < vm_count(p->vm); i++) {
+        const vm_region *r = vm_region_at(p->vm, i);
+        hash_u64(&s, r->start);
+        hash_u64(&s, r->end);
+        hash_u64(&s, (uint64_t)r->prot);
+        for (uint64_t a = r->start; a < r->end; a += LX_PAGE_SIZE) {
+            if (rru_mem_prot(p->mem, a) < 0 || rru_mem_read(p->mem, a, page, sizeof page) < 0 ||
+                memcmp(page, zero, sizeof page) == 0)
+                continue;
+            hash_u64(&s, a);
+            rnr_sha256_update(&s, page, sizeof page);
+        }
+    }
     for (size_t i = 0; i < p->nthreads; i++) {
         const thread *t = p->threads[i];
         if (t->state == THR_DEAD)

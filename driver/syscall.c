@@ -138,7 +138,7 @@ int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n)
 {
     if (n == 0)
         return 0;
-    if (!guest_ok(p, addr, n, LX_PROT_READ))
+    if (!guest_ok(p, addr, n, LX_PROT_READ) || proc_materialize(p, addr, n) < 0)
         return -LX_EFAULT;
     int rc = p->sys_core >= 0 ? rru_machine_read(p->m, (unsigned)p->sys_core, addr, buf, n)
                               : rru_mem_read(p->mem, addr, buf, n);
@@ -149,7 +149,7 @@ int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n)
 {
     if (n == 0)
         return 0;
-    if (!guest_ok(p, addr, n, LX_PROT_WRITE))
+    if (!guest_ok(p, addr, n, LX_PROT_WRITE) || proc_materialize(p, addr, n) < 0)
         return -LX_EFAULT;
     int rc = p->sys_core >= 0 ? rru_machine_write(p->m, (unsigned)p->sys_core, addr, buf, n)
                               : rru_mem_write(p->mem, addr, buf, n);

@@ -183,7 +183,9 @@ static int range_free(const vm *v, uint64_t lo, uint64_t hi)
     return i == v->n || v->r[i].start >= hi;
 }
 
-/* Maps a new region [addr, addr+len) (free, page aligned) and fills it. */
+/* Maps a new region [addr, addr+len) (free, page aligned) and fills it.
+ * The region is in the list before the backend fills it, so that the
+ * backend can find its protection. */
 static int64_t map_new(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind,
                        const uint8_t *data, uint64_t data_len, uint64_t off)
 {
@@ -200,14 +202,13 @@ static int64_t map_new(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kin
         blob_unref(reg.blob);
         return -LX_ENOMEM;
     }
-    if (data_len && v->be.fill(v->be.ctx, addr, data, data_len) < 0) {
+    if (insert_at(v, first_ending_above(v, addr), &reg) < 0) {
         v->be.unmap(v->be.ctx, addr, len);
         blob_unref(reg.blob);
         return -LX_ENOMEM;
     }
-    if (insert_at(v, first_ending_above(v, addr), &reg) < 0) {
-        v->be.unmap(v->be.ctx, addr, len);
-        blob_unref(reg.blob);
+    if (data_len && v->be.fill(v->be.ctx, addr, data, data_len) < 0) {
+        carve(v, addr, addr + len);
         return -LX_ENOMEM;
     }
     merge_around(v, addr, addr + len);
@@ -242,15 +243,17 @@ int vm_map_image(vm *v, uint64_t addr, uint64_t len, int prot, uint64_t data_add
         if (!reg.blob)
             return -LX_ENOMEM;
     }
-    if (v->be.map(v->be.ctx, addr, len, reg.prot) < 0 ||
-        (data_len && v->be.fill(v->be.ctx, data_addr, data, data_len) < 0)) {
-        v->be.unmap(v->be.ctx, addr, len);
+    if (v->be.map(v->be.ctx, addr, len, reg.prot) < 0) {
         blob_unref(reg.blob);
         return -LX_ENOMEM;
     }
     if (insert_at(v, first_ending_above(v, addr), &reg) < 0) {
         v->be.unmap(v->be.ctx, addr, len);
         blob_unref(reg.blob);
+        return -LX_ENOMEM;
+    }
+    if (data_len && v->be.fill(v->be.ctx, data_addr, data, data_len) < 0) {
+        carve(v, addr, addr + len);
         return -LX_ENOMEM;
     }
     return 0;

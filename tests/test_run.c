@@ -335,6 +335,31 @@ START_TEST(run_different_seeds_change_the_racy_counter)
 }
 END_TEST
 
+static uint64_t stat_value(const char *err, const char *key)
+{
+    const char *at = strstr(err, key);
+    ck_assert_msg(at != NULL, "no '%s' in: %s", key, err);
+    return strtoull(at + strlen(key), NULL, 10);
+}
+
+START_TEST(run_maps_pages_only_when_touched)
+{
+    /* sysprobe mem mallocs 8 MiB (an mmap) and touches two of its bytes;
+     * threads get 8 MiB stacks; glibc reserves 64 MiB per malloc arena.
+     * Only touched pages may cost host memory. */
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--stats", "--", guest("sysprobe"), "mem", NULL});
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_uint_lt(stat_value(o.err, "guest_pages: "), 1024);
+    ck_assert_uint_gt(stat_value(o.err, "page_faults: "), 0);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"run", "--stats", "--", guest("manythreads"), "20", "10", NULL});
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_uint_lt(stat_value(o.err, "guest_pages: "), 2048);
+    tu_output_free(&o);
+}
+END_TEST
+
 /* ---- deadlock, bad programs, options ---- */
 
 START_TEST(run_reports_a_deadlock_and_exits_promptly)
@@ -535,6 +560,7 @@ TU_SUITE(run)
     tc = tu_tcase(s, "determinism", 120);
     tcase_add_test(tc, run_same_seed_gives_identical_stats_digest_and_output);
     tcase_add_test(tc, run_different_seeds_change_the_racy_counter);
+    tcase_add_test(tc, run_maps_pages_only_when_touched);
     tc = tu_tcase(s, "errors", 60);
     tcase_add_test(tc, run_reports_a_deadlock_and_exits_promptly);
     tcase_add_test(tc, run_rejects_bad_programs_with_one_line);

@@ -66,6 +66,8 @@ static void print_stats(const drv_proc *p)
     fprintf(stderr, "threads: %" PRIu64 "\n", s.threads);
     fprintf(stderr, "syscalls: %" PRIu64 "\n", s.syscalls);
     fprintf(stderr, "context_switches: %" PRIu64 "\n", s.context_switches);
+    fprintf(stderr, "page_faults: %" PRIu64 "\n", s.page_faults);
+    fprintf(stderr, "guest_pages: %" PRIu64 "\n", s.guest_pages);
     fprintf(stderr, "digest: %s\n", hex);
     fprintf(stderr, "wall_seconds: %.3f\n", s.wall_seconds);
     fprintf(stderr, "mips: %.2f\n",
