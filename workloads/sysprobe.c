@@ -97,16 +97,26 @@ static int mem(void)
 
 static uint32_t f1, f2;
 static atomic_int arrived;
+static struct timespec woke_at[2];
 
 static void *waiter(void *arg)
 {
-    (void)arg;
+    int id = (int)(intptr_t)arg;
+    /* A first clock read before blocking, so that the one after waking
+     * needs no shared data: it sees the core's own time. */
+    clock_gettime(CLOCK_MONOTONIC, &woke_at[id]);
     atomic_fetch_add(&arrived, 1);
     long r;
     do
         r = fx(&f1, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
     while (r == -EINTR);
+    clock_gettime(CLOCK_MONOTONIC, &woke_at[id]);
     return (void *)(intptr_t)r;
+}
+
+static int not_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
 }
 
 static int futex(void)
@@ -134,7 +144,7 @@ static int futex(void)
      * were moved, whatever the interleaving), then woken from f2. */
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, waiter, NULL);
+        pthread_create(&t[i], NULL, waiter, (void *)(intptr_t)i);
     long moved = 0, calls = 0;
     while (moved < 2) {
         long m = fx(&f1, FUTEX_CMP_REQUEUE_PRIVATE, 0, (void *)(uintptr_t)INT_MAX, &f2, 0);
@@ -148,6 +158,8 @@ static int futex(void)
     }
     printf("requeued %ld\n", moved);
     printf("wake on f1 after requeue %ld\n", fx(&f1, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0));
+    struct timespec before_wake;
+    clock_gettime(CLOCK_MONOTONIC, &before_wake);
     long woken = 0;
     while (woken < 2)
         woken += fx(&f2, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -155,7 +167,8 @@ static int futex(void)
     for (int i = 0; i < 2; i++) {
         void *res;
         pthread_join(t[i], &res);
-        printf("waiter %d returned %s\n", i, err_name((long)(intptr_t)res));
+        printf("waiter %d returned %s, ran again no earlier than its waker %d\n", i,
+               err_name((long)(intptr_t)res), not_before(&woke_at[i], &before_wake));
     }
     return 0;
 }
