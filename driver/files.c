@@ -23,12 +23,36 @@ file_obj *files_new(file_kind kind, int host_fd, int flags, int writable)
     return f;
 }
 
-void files_unref(file_obj *f)
+void files_pipe_wake(drv_proc *p, pipe_buf *pb)
+{
+    thread *waker = p->sys_thread;
+    uint64_t now = waker ? sched_now(p, waker) : 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        thread *t = p->threads[i];
+        if (t->state == THR_BLOCKED && t->wait == WAIT_PIPE && t->wait_addr == pb->id)
+            sched_restart(p, t, now);
+    }
+}
+
+void files_unref(drv_proc *p, file_obj *f)
 {
     if (!f || --f->refs > 0)
         return;
     if (f->kind == FILE_HOST && f->host_fd >= 0)
         close(f->host_fd);
+    if (f->pipe) {
+        pipe_buf *pb = f->pipe;
+        if (f->kind == FILE_PIPE_R)
+            pb->readers--;
+        else
+            pb->writers--;
+        if (pb->readers == 0 && pb->writers == 0) {
+            free(pb->data);
+            free(pb);
+        } else if (!p->done) {
+            files_pipe_wake(p, pb);   /* EOF for readers, EPIPE for writers */
+        }
+    }
     free(f);
 }
 
@@ -42,8 +66,9 @@ void files_init(drv_proc *p)
 void files_close_all(drv_proc *p)
 {
     for (int i = 0; i < FD_MAX; i++) {
-        files_unref(p->fds[i].file);
+        file_obj *f = p->fds[i].file;
         p->fds[i].file = NULL;
+        files_unref(p, f);
     }
 }
 

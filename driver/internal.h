@@ -27,6 +27,7 @@ typedef enum thr_wait {
     WAIT_NONE = 0,
     WAIT_FUTEX = 1,
     WAIT_SLEEP = 2,
+    WAIT_PIPE = 3,               /* wait_addr = the pipe's id */
 } thr_wait;
 
 typedef struct thread thread;
@@ -63,7 +64,17 @@ struct thread {
 typedef enum file_kind {
     FILE_STDIN = 0, FILE_STDOUT = 1, FILE_STDERR = 2, /* the host's stdio */
     FILE_HOST = 3,                                    /* a host file or directory */
+    FILE_PIPE_R = 4, FILE_PIPE_W = 5,                 /* ends of a simulated pipe */
 } file_kind;
+
+/* A pipe between the guest's threads (pipe2): a ring buffer. */
+typedef struct pipe_buf {
+    uint64_t id;                 /* wait_addr of the threads blocked on it */
+    uint8_t *data;
+    size_t cap, head, len;
+    unsigned readers, writers;   /* open ends */
+} pipe_buf;
+#define PIPE_CAPACITY (64u << 10)
 
 typedef struct file_obj {
     unsigned refs;
@@ -71,6 +82,7 @@ typedef struct file_obj {
     int host_fd;                 /* -1 for nothing */
     int flags;                   /* LX_O_* status flags given at open */
     int writable;                /* the user allowed writes to it */
+    pipe_buf *pipe;              /* FILE_PIPE_R / FILE_PIPE_W */
 } file_obj;
 
 typedef struct fd_entry {
@@ -106,6 +118,7 @@ struct drv_proc {
     thread *runq_head, *runq_tail;
     thread *futex_head, *futex_tail;  /* waiters in arrival order */
     uint64_t wait_seq;
+    uint64_t pipe_seq;           /* ids given to pipes */
     uint32_t pid;
     uint64_t rng;                /* driver's own generator (slices, random bytes) */
     fd_entry fds[FD_MAX];
@@ -168,6 +181,9 @@ void sched_arm_timer(drv_proc *p, unsigned core);
 void sched_preempt(drv_proc *p, unsigned core);
 /* Blocks the RUNNING thread T (WAIT, deadline) and frees its core. */
 void sched_block(drv_proc *p, thread *t, thr_wait wait, uint64_t deadline);
+/* Wakes blocked thread T to run its system call again (ERESTARTSYS: pc
+ * back on the ecall) at time WHEN. */
+void sched_restart(drv_proc *p, thread *t, uint64_t when);
 /* Wakes blocked thread T with a0 = RESULT at time WHEN. */
 void sched_wake(drv_proc *p, thread *t, int64_t result, uint64_t when);
 /* Thread T ends (its core, if any, is freed). */
@@ -241,7 +257,11 @@ file_obj *files_get(drv_proc *p, int64_t fd);
 /* Installs FILE at the lowest free fd >= MIN; the fd or -LX_EMFILE. */
 int64_t files_install(drv_proc *p, file_obj *f, int64_t min, int cloexec);
 file_obj *files_new(file_kind kind, int host_fd, int flags, int writable);
-void files_unref(file_obj *f);
+/* Drops a reference; the last one closes the host descriptor or the pipe
+ * end (waking threads blocked on the pipe). */
+void files_unref(drv_proc *p, file_obj *f);
+/* Threads blocked on pipe P are woken to run their call again. */
+void files_pipe_wake(drv_proc *p, pipe_buf *pb);
 /* 1 if the user allowed writes to host path PATH. */
 int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path);
 

@@ -21,7 +21,11 @@ enum {
     LX_EDEADLK = 35, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ENOTEMPTY = 39,
     LX_ELOOP = 40, LX_ENODATA = 61, LX_EOVERFLOW = 75, LX_ENOTSUP = 95,
     LX_ETIMEDOUT = 110,
+    /* Kernel-internal: the system call is run again (pc back on its ecall)
+     * when the blocked thread resumes. The input log keeps it. */
+    LX_ERESTARTSYS = 512,
 };
+#define LX_PIPE_BUF 4096u
 
 /* mmap, mprotect, madvise, mremap. */
 enum {

@@ -184,6 +184,15 @@ void sched_wake(drv_proc *p, thread *t, int64_t result, uint64_t when)
     sched_make_ready(p, t, when);
 }
 
+void sched_restart(drv_proc *p, thread *t, uint64_t when)
+{
+    t->wait = WAIT_NONE;
+    t->deadline = UINT64_MAX;
+    t->ctx.pc -= 4;      /* ecall has no compressed form */
+    syscall_log_result(p, t, t->block_nr, -LX_ERESTARTSYS);
+    sched_make_ready(p, t, when);
+}
+
 void sched_exit_thread(drv_proc *p, thread *t)
 {
     if (t->state == THR_RUNNING) {
@@ -251,8 +260,9 @@ char *sched_deadlock_report(const drv_proc *p)
                                     ") at pc 0x%" PRIx64 "\n",
                                     t->tid, info.name, t->wait_addr, t->block_pc);
         else
-            len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s at pc 0x%" PRIx64 "\n",
-                                    t->tid, info.name, t->block_pc);
+            len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s%s at pc 0x%" PRIx64 "\n",
+                                    t->tid, info.name, t->wait == WAIT_PIPE ? " (pipe)" : "",
+                                    t->block_pc);
     }
     if (len > 0 && len < cap && s[len - 1] == '\n')
         s[len - 1] = 0;

@@ -113,7 +113,7 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
     }
     int64_t fd = files_install(p, f, 0, (fl & LX_O_CLOEXEC) != 0);
     if (fd < 0)
-        files_unref(f);
+        files_unref(p, f);
     return fd;
 }
 
@@ -125,12 +125,119 @@ int64_t sc_close(drv_proc *p, thread *t, const uint64_t a[6])
     if (!f)
         return -LX_EBADF;
     p->fds[fd].file = NULL;
-    files_unref(f);
+    files_unref(p, f);
     return 0;
 }
 
 static int readable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_WRONLY && (f->flags & LX_O_PATH) != LX_O_PATH; }
 static int writable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_RDONLY && f->writable; }
+
+/* ---- pipes ---- */
+
+/* Blocks the calling thread on pipe PB; the call runs again when woken. */
+static int64_t pipe_block(drv_proc *p, pipe_buf *pb)
+{
+    thread *t = p->sys_thread;
+    t->wait_addr = pb->id;
+    sched_block(p, t, WAIT_PIPE, UINT64_MAX);
+    return SC_BLOCKED;
+}
+
+static int64_t pipe_read(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, int may_block)
+{
+    pipe_buf *pb = f->pipe;
+    if (pb->len == 0) {
+        if (pb->writers == 0)
+            return 0;
+        if ((f->flags & LX_O_NONBLOCK) || !may_block)
+            return -LX_EAGAIN;
+        return pipe_block(p, pb);
+    }
+    uint64_t take = n < pb->len ? n : pb->len;
+    uint8_t *tmp = malloc(take);
+    if (!tmp)
+        return -LX_ENOMEM;
+    for (uint64_t i = 0; i < take; i++)
+        tmp[i] = pb->data[(pb->head + i) % pb->cap];
+    int64_t rc = guest_write(p, buf, tmp, take);
+    free(tmp);
+    if (rc < 0)
+        return rc;
+    pb->head = (pb->head + take) % pb->cap;
+    pb->len -= take;
+    files_pipe_wake(p, pb);   /* room for writers */
+    return (int64_t)take;
+}
+
+/* Linux semantics but one: a blocking write larger than PIPE_BUF that does
+ * not fit returns what fitted (a short write) instead of waiting for room
+ * for the rest; callers loop, as they must for any write. */
+static int64_t pipe_write(drv_proc *p, file_obj *f, const uint8_t *data, uint64_t n)
+{
+    pipe_buf *pb = f->pipe;
+    if (pb->readers == 0) {
+        int64_t rc = signal_send(p, p->sys_thread, LX_SIGPIPE, p->sys_thread);
+        return rc == SC_GONE ? rc : -LX_EPIPE;
+    }
+    uint64_t room = pb->cap - pb->len;
+    if (room == 0 || (n <= LX_PIPE_BUF && room < n)) {
+        if (f->flags & LX_O_NONBLOCK)
+            return -LX_EAGAIN;
+        return pipe_block(p, pb);
+    }
+    uint64_t put = n < room ? n : room;
+    for (uint64_t i = 0; i < put; i++)
+        pb->data[(pb->head + pb->len + i) % pb->cap] = data[i];
+    pb->len += put;
+    files_pipe_wake(p, pb);   /* data for readers */
+    return (int64_t)put;
+}
+
+int64_t sc_pipe2(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if (a[1] & ~(uint64_t)(LX_O_CLOEXEC | LX_O_NONBLOCK | LX_O_DIRECT))
+        return -LX_EINVAL;
+    if (!guest_ok(p, a[0], 8, LX_PROT_WRITE))
+        return -LX_EFAULT;
+    pipe_buf *pb = calloc(1, sizeof *pb);
+    uint8_t *data = malloc(PIPE_CAPACITY);
+    file_obj *r = files_new(FILE_PIPE_R, -1, LX_O_RDONLY | (int)(a[1] & LX_O_NONBLOCK), 0);
+    file_obj *w = files_new(FILE_PIPE_W, -1, LX_O_WRONLY | (int)(a[1] & LX_O_NONBLOCK), 1);
+    if (!pb || !data || !r || !w) {
+        free(pb);
+        free(data);
+        free(r);
+        free(w);
+        return -LX_ENOMEM;
+    }
+    pb->id = 0x100000000ull + p->pipe_seq++;   /* never a guest address: above 2^32 ids */
+    pb->data = data;
+    pb->cap = PIPE_CAPACITY;
+    pb->readers = pb->writers = 1;
+    r->pipe = w->pipe = pb;
+    int cloexec = (a[1] & LX_O_CLOEXEC) != 0;
+    int64_t fr = files_install(p, r, 0, cloexec);
+    if (fr < 0) {
+        files_unref(p, r);
+        files_unref(p, w);
+        return fr;
+    }
+    int64_t fw = files_install(p, w, 0, cloexec);
+    if (fw < 0) {
+        p->fds[fr].file = NULL;
+        files_unref(p, r);
+        files_unref(p, w);
+        return fw;
+    }
+    uint8_t b[8];
+    for (int i = 0; i < 4; i++) {
+        b[i] = (uint8_t)((uint64_t)fr >> (8 * i));
+        b[4 + i] = (uint8_t)((uint64_t)fw >> (8 * i));
+    }
+    guest_write(p, a[0], b, 8);
+    return 0;
+}
 
 /* Reads up to N bytes from F (at OFF, or the file position if OFF < 0)
  * into guest memory at BUF. */
@@ -140,6 +247,11 @@ static int64_t read_into(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, int
         return -LX_EBADF;
     if (n == 0)
         return 0;
+    if (f->kind == FILE_PIPE_R) {
+        if (!guest_ok(p, buf, n, LX_PROT_WRITE))
+            return -LX_EFAULT;
+        return pipe_read(p, f, buf, n, 1);
+    }
     if (n > 0x7ffff000)
         n = 0x7ffff000;      /* Linux's MAX_RW_COUNT */
     if (!guest_ok(p, buf, n, LX_PROT_WRITE))
@@ -188,6 +300,8 @@ static int64_t write_from(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, in
     if (rc == 0) {
         if (f->kind == FILE_STDOUT || f->kind == FILE_STDERR) {
             rc = proc_output(p, f, tmp, n);
+        } else if (f->kind == FILE_PIPE_W) {
+            rc = pipe_write(p, f, tmp, n);
         } else {
             uint64_t done = 0;
             while (done < n) {
@@ -286,7 +400,12 @@ int64_t sc_readv(drv_proc *p, thread *t, const uint64_t a[6])
     for (uint64_t i = 0; i < a[2]; i++) {
         if (v[i][1] == 0)
             continue;
-        int64_t r = read_into(p, f, v[i][0], v[i][1], -1);
+        int64_t r = f->kind == FILE_PIPE_R && total > 0
+                        ? (guest_ok(p, v[i][0], v[i][1], LX_PROT_WRITE)
+                               ? pipe_read(p, f, v[i][0], v[i][1], 0) : -LX_EFAULT)
+                        : read_into(p, f, v[i][0], v[i][1], -1);
+        if (r == SC_BLOCKED || r == SC_GONE)
+            return r;
         if (r < 0)
             return total ? total : r;
         total += r;
@@ -332,6 +451,8 @@ int64_t sc_writev(drv_proc *p, thread *t, const uint64_t a[6])
         rc = 0;
     else if (f->kind == FILE_STDOUT || f->kind == FILE_STDERR)
         rc = proc_output(p, f, tmp, total);
+    else if (f->kind == FILE_PIPE_W)
+        rc = pipe_write(p, f, tmp, total);
     else {
         ssize_t r = write(f->host_fd, tmp, total);
         rc = r < 0 ? -(int64_t)errno : (int64_t)r;
@@ -346,6 +467,8 @@ int64_t sc_lseek(drv_proc *p, thread *t, const uint64_t a[6])
     file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
     if (!f)
         return -LX_EBADF;
+    if (f->kind == FILE_PIPE_R || f->kind == FILE_PIPE_W)
+        return -LX_ESPIPE;
     if (a[2] > LX_SEEK_HOLE)
         return -LX_EINVAL;
     off_t r = lseek(f->host_fd, (off_t)a[1], (int)a[2]);
@@ -393,7 +516,7 @@ static int file_stat(const file_obj *f, struct stat *st)
     memset(st, 0, sizeof *st);
     st->st_mode = S_IFIFO | 0600;
     st->st_dev = 0xd;
-    st->st_ino = 100 + (unsigned)f->kind;
+    st->st_ino = f->pipe ? f->pipe->id : 100 + (unsigned)f->kind;
     st->st_nlink = 1;
     st->st_uid = 1000;
     st->st_gid = 1000;
@@ -578,8 +701,10 @@ int64_t sc_dup3(drv_proc *p, thread *t, const uint64_t a[6])
         return -LX_EBADF;
     if (newfd < 0 || newfd >= FD_MAX)
         return -LX_EBADF;
-    files_unref(p->fds[newfd].file);
+    file_obj *old = p->fds[newfd].file;
     f->refs++;
+    p->fds[newfd].file = NULL;
+    files_unref(p, old);
     p->fds[newfd].file = f;
     p->fds[newfd].cloexec = (a[2] & LX_O_CLOEXEC) != 0;
     return newfd;
@@ -591,6 +716,8 @@ int64_t sc_getdents64(drv_proc *p, thread *t, const uint64_t a[6])
     file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
     if (!f)
         return -LX_EBADF;
+    if (f->kind != FILE_HOST)
+        return -LX_ENOTDIR;
     uint64_t n = a[2] < IO_PIECE ? a[2] : IO_PIECE;
     if (!guest_ok(p, a[1], n, LX_PROT_WRITE))
         return -LX_EFAULT;

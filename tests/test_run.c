@@ -165,6 +165,14 @@ START_TEST(run_matches_qemu_on_system_call_semantics)
 }
 END_TEST
 
+START_TEST(run_matches_qemu_on_a_pipe_between_threads)
+{
+    const char *one[] = {"-n", "1", NULL}, *eight[] = {"-n", "8", "--quantum", "2000", NULL};
+    same_as_qemu(one, guest("pipes"), NULL);
+    same_as_qemu(eight, guest("pipes"), NULL);
+}
+END_TEST
+
 START_TEST(run_ends_with_the_signal_status_and_names_it)
 {
     static const struct { const char *arg; int status; const char *name; } cases[] = {
@@ -553,6 +561,7 @@ TU_SUITE(run)
     tcase_add_test(tc, run_builds_the_initial_stack_and_auxv_of_linux);
     tcase_add_test(tc, run_matches_qemu_on_file_input);
     tcase_add_test(tc, run_matches_qemu_on_system_call_semantics);
+    tcase_add_test(tc, run_matches_qemu_on_a_pipe_between_threads);
     tcase_add_test(tc, run_ends_with_the_signal_status_and_names_it);
     tc = tu_tcase(s, "threads", 180);
     tcase_add_test(tc, run_threaded_workloads_are_correct_on_1_2_8_16_cores);
