@@ -417,6 +417,8 @@ START_TEST(run_rejects_bad_programs_with_one_line)
     free(b);
     one_line_exit_2((const char *[]){"run", "--", dyn, NULL}, "dynamically linked");
     one_line_exit_2((const char *[]){"run", "--", dir, NULL}, "directory");
+    one_line_exit_2((const char *[]){"run", "--input-log", "/nonexistent-dir/in.log", "--",
+                                     guest("intmath"), NULL}, "/nonexistent-dir/in.log");
     tu_rmtree(dir);
     free(dir);
 }
