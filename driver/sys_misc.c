@@ -190,6 +190,27 @@ int64_t sc_uname(drv_proc *p, thread *t, const uint64_t a[6])
     return guest_write(p, a[0], b, sizeof b);
 }
 
+/* The simulated machine's memory as sysinfo reports it (glibc's qsort and
+ * sysconf(_SC_PHYS_PAGES) ask): fixed, so that runs do not depend on the
+ * host. */
+#define SIM_RAM (8ull << 30)
+
+int64_t sc_sysinfo(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    /* struct sysinfo (LP64): uptime, loads[3], totalram, freeram, sharedram,
+     * bufferram, totalswap, freeswap (8 bytes each), procs (2), pad (2 + 4),
+     * totalhigh, freehigh (8 each), mem_unit (4), padding: 112 bytes. */
+    uint8_t b[112];
+    memset(b, 0, sizeof b);
+    put64(b, sched_now(p, t) / DRV_HZ);
+    put64(b + 32, SIM_RAM);
+    put64(b + 40, SIM_RAM - SIM_RAM / 8);
+    b[80] = (uint8_t)p->live;
+    b[81] = (uint8_t)(p->live >> 8);
+    b[104] = 1;   /* mem_unit */
+    return guest_write(p, a[0], b, sizeof b);
+}
+
 int64_t sc_umask(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
