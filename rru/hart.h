@@ -22,7 +22,9 @@ typedef struct rru_ctx {
     uint32_t frm;           /* dynamic rounding mode, 0..7 (5..7 invalid) */
     uint64_t instret;       /* instructions this thread retired */
     uint64_t resv_addr;     /* LR reservation (address of the LR) */
-    uint32_t resv_valid;    /* 1 while the reservation holds */
+    uint32_t resv_valid;    /* while the reservation holds: the LR's size
+                             * (4 or 8), else 0; an SC succeeds only with the
+                             * same address and size */
     uint32_t pad_;
 } rru_ctx;
 
