@@ -469,9 +469,17 @@ static void ls_step(ls *t, int ext, unsigned k)
         set_f(t, (unsigned)tu_below(&t->rng, 32), fp_value(&t->rng, ext == EXT_D ? (int)tu_below(&t->rng, 2) : 0));
 }
 
+/* Unicorn 2.0.1 leaks a little inside its translator; that is not ours to
+ * report (LeakSanitizer reads this hook in the ASan build). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) { return "leak:libunicorn.so\n"; }
+
 START_TEST(rru_lockstep_matches_unicorn)
 {
     const int ext = _i % EXT_COUNT;
+    /* Under valgrind: Unicorn's own leaks and JIT make this meaningless. */
+    if (getenv("RNR_VALGRIND"))
+        return;
     ls *t = calloc(1, sizeof *t);
     ls_init(t, tu_seed(3000 + (uint64_t)_i));
     for (int i = 0; i < 32; i++) {
