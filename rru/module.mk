@@ -12,7 +12,7 @@ $(RRU_BENCH): $(BUILD)/obj/tools/bench/rru_bench.o $(rru_LIB) $(formats_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(rru_LIB) $(formats_LIB) $(LDLIBS)
 
 .PHONY: bench-rru
-bench: bench-rru
+BENCH_TARGETS += bench-rru
 bench-rru: $(RRU_BENCH)
 	$(RRU_BENCH) $(RRU_BENCH_SCALE)
 
