@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     uint64_t scale = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
     if (scale == 0)
         scale = 1;
-    bench_single(20000000 * scale / LOOP_INSNS * 13 / 13);
+    bench_single(100000000 * scale / LOOP_INSNS);
     bench_chunks(4000000 * scale, 10000);
     bench_chunks(4000000 * scale, 500);
     bench_machine(1, 8000000 * scale, 0);
