@@ -110,6 +110,10 @@ rru_ctx *rru_hart_ctx(rru_hart *h);
 void rru_hart_load(rru_hart *h, const rru_ctx *c);
 void rru_hart_save(const rru_hart *h, rru_ctx *c);
 unsigned rru_hart_id(const rru_hart *h);
+/* Instructions the loaded context retired: exact, also inside an env
+ * callback (then those before the current instruction; ctx->instret itself
+ * is brought up to date at basic-block ends). */
+uint64_t rru_hart_instret(const rru_hart *h);
 rru_mem *rru_hart_mem(const rru_hart *h);
 
 /* Environment callbacks (ops may be NULL). ops must outlive the hart. */

@@ -485,10 +485,12 @@ START_TEST(rru_isa_lr_sc_and_amos)
 END_TEST
 
 static int sc_calls;
+static uint64_t sc_instret;
 static int sc_fail_hook(void *env, rru_hart *h, uint64_t addr, int ok)
 {
-    (void)env; (void)h; (void)addr; (void)ok;
+    (void)env; (void)addr; (void)ok;
     sc_calls++;
+    sc_instret = rru_hart_instret(h);
     return 0;
 }
 
@@ -504,6 +506,7 @@ START_TEST(rru_isa_sc_verdict_comes_from_the_environment)
     rru_stop st;
     ck_assert_int_eq(rru_hart_execute(t.h, 100, &st), RRU_STOP_ECALL);
     ck_assert_int_eq(sc_calls, 1);
+    ck_assert_uint_eq(sc_instret, 1);   /* the LR before it */
     ck_assert_uint_eq(ctx(&t)->x[A3], 1);
     uint32_t w;
     rru_mem_read(t.m, TEST_DATA, &w, 4);
