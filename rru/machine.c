@@ -365,6 +365,18 @@ static uint64_t next_random(rru_machine *m)
     return z ^ (z >> 31);
 }
 
+/* Why timestamps follow the real order (docs/machine.md has the long form).
+ * Let a (core i, time ta) happen before a conflicting b (core j, time tb).
+ * (1) A core's clock never decreases and each access happens at its clock,
+ *     so all of i's past accesses are at times <= c_i.
+ * (2) i loses the permission a used only to a transaction Y that conflicts
+ *     with it, whose time is >= c_i + 1 > ta; line.T only grows, so
+ *     ta < line.T afterwards.
+ * (3) j holds no permission for b at the time of a (a write makes i the only
+ *     holder; a read leaves j without ownership), so j makes a transaction X
+ *     after a and no later than b: tb >= T_X.
+ * (4) T_X >= c_i + 1 > ta if i still holds a's permission (it conflicts
+ *     with X), else T_X >= line.T > ta by (2). Hence ta < tb. */
 void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, uint64_t *time_out)
 {
     rru_machine *m = h->mach;
