@@ -1,0 +1,75 @@
+/* rru/access.c: the slow path of guest data accesses: translation and
+ * permission checks, accesses that straddle pages, TLB refills, coherence
+ * (through machine.c) and invalidation of decoded code on stores. */
+#include "rru/internal.h"
+
+static void tlb_fill(rru_hart *h, rru_page *p)
+{
+    rru_tlb *e = &h->tlb[(p->addr >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    e->page = p;
+    e->host = p->data;
+    e->rtag = (p->prot & RRU_PROT_R) ? p->addr : ~0ull;
+    e->wtag = ((p->prot & RRU_PROT_W) && !atomic_load_explicit(&p->code, memory_order_relaxed))
+                  ? p->addr : ~0ull;
+}
+
+int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
+                    void *buf, uint8_t **amo_ptr)
+{
+    const int write = kind != RRU_ACC_LOAD;
+    const unsigned need = write ? RRU_PROT_W : RRU_PROT_R;   /* W implies R */
+    const uint32_t cause = write ? RRU_CAUSE_STORE_FAULT : RRU_CAUSE_LOAD_FAULT;
+    const uint64_t last = a + size - 1;
+    if (a >= RRU_ADDR_LIMIT || last >= RRU_ADDR_LIMIT || last < a)
+        return rru_trap(h, cause, a);
+    rru_page *p1 = rru_mem_page(h->mem, a);
+    if (!p1 || (p1->prot & need) != need)
+        return rru_trap(h, cause, a);
+    rru_page *p2 = p1;
+    if ((last & ~(RRU_PAGE_SIZE - 1)) != p1->addr) {
+        p2 = rru_mem_page(h->mem, last);
+        if (!p2 || (p2->prot & need) != need)
+            return rru_trap(h, cause, last & ~(RRU_PAGE_SIZE - 1));
+    }
+
+    if (h->coh) {
+        uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1), t;
+        rru_coh_access(h, d, line1, write, &t);
+        if (line2 != line1)
+            rru_coh_access(h, d, line2, write, &t);
+        rru_coh_trace(h, a, size, write, t);
+    }
+
+    const size_t off = a & (RRU_PAGE_SIZE - 1);
+    if (kind == RRU_ACC_AMO) {
+        *amo_ptr = p1->data + off;   /* aligned: one page, one line */
+    } else if (p2 == p1) {
+        uint8_t *host = p1->data + off;
+        /* Constant sizes: plain moves instead of a memcpy call. */
+        switch (size) {
+        case 1: if (write) memcpy(host, buf, 1); else memcpy(buf, host, 1); break;
+        case 2: if (write) memcpy(host, buf, 2); else memcpy(buf, host, 2); break;
+        case 4: if (write) memcpy(host, buf, 4); else memcpy(buf, host, 4); break;
+        case 8: if (write) memcpy(host, buf, 8); else memcpy(buf, host, 8); break;
+        default: if (write) memcpy(host, buf, size); else memcpy(buf, host, size); break;
+        }
+    } else {
+        size_t k = RRU_PAGE_SIZE - off;
+        uint8_t *b = buf;
+        if (write) {
+            memcpy(p1->data + off, b, k);
+            memcpy(p2->data, b + k, size - k);
+        } else {
+            memcpy(b, p1->data + off, k);
+            memcpy(b + k, p2->data, size - k);
+        }
+    }
+    if (write) {
+        if (atomic_load_explicit(&p1->code, memory_order_relaxed))
+            rru_mem_code_written(h->mem, p1);
+        if (p2 != p1 && atomic_load_explicit(&p2->code, memory_order_relaxed))
+            rru_mem_code_written(h->mem, p2);
+    }
+    tlb_fill(h, p1);
+    return 0;
+}

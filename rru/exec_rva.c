@@ -1,0 +1,121 @@
+/* rru/exec_rva.c: bodies of the A extension: LR/SC with a reservation in
+ * the context, AMOs as one exclusive access. Misaligned addresses trap
+ * (SIGBUS); the SC verdict goes through the environment's sc callback. */
+#include "rru/internal.h"
+
+#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
+
+static int lr(rru_hart *h, const rru_insn *d, unsigned size)
+{
+    uint64_t a = X(RS1);
+    if (a & (size - 1))
+        return rru_trap(h, RRU_CAUSE_LOAD_MISALIGNED, a);
+    uint64_t v;
+    if (size == 4) {
+        int32_t w;
+        int s = rru_load(h, d, a, 4, &w);
+        if (s)
+            return s;
+        v = (uint64_t)(int64_t)w;
+    } else {
+        int s = rru_load(h, d, a, 8, &v);
+        if (s)
+            return s;
+    }
+    h->ctx.resv_addr = a;
+    h->ctx.resv_valid = size;
+    X(RD) = v;
+    return RRU_X_NEXT;
+}
+
+static int sc(rru_hart *h, const rru_insn *d, unsigned size)
+{
+    uint64_t a = X(RS1);
+    if (a & (size - 1))
+        return rru_trap(h, RRU_CAUSE_STORE_MISALIGNED, a);
+    int ok = h->ctx.resv_valid == size && h->ctx.resv_addr == a;
+    if (h->env && h->env->sc) {
+        h->cur_d = d;
+        ok = h->env->sc(h->env_ctx, h, a, ok) != 0;
+        h->cur_d = NULL;
+    }
+    h->ctx.resv_valid = 0;
+    if (ok) {
+        uint64_t v = X(RS2);
+        int s = rru_store(h, d, a, size, &v);   /* little-endian: low bytes first */
+        if (s)
+            return s;
+    }
+    X(RD) = ok ? 0 : 1;
+    return RRU_X_NEXT;
+}
+
+BODY(lr_w) { return lr(h, d, 4); }
+BODY(lr_d) { return lr(h, d, 8); }
+BODY(sc_w) { return sc(h, d, 4); }
+BODY(sc_d) { return sc(h, d, 8); }
+
+enum { SWAP, ADD, XOR, AND, OR, MIN, MAX, MINU, MAXU };
+
+static uint64_t amo_op(int op, uint64_t a, uint64_t b, int wide)
+{
+    int64_t sa = wide ? (int64_t)a : (int64_t)(int32_t)a;
+    int64_t sb = wide ? (int64_t)b : (int64_t)(int32_t)b;
+    uint64_t ua = wide ? a : (uint32_t)a, ub = wide ? b : (uint32_t)b;
+    switch (op) {
+    case SWAP: return b;
+    case ADD: return a + b;
+    case XOR: return a ^ b;
+    case AND: return a & b;
+    case OR: return a | b;
+    case MIN: return sa < sb ? a : b;
+    case MAX: return sa > sb ? a : b;
+    case MINU: return ua < ub ? a : b;
+    default: return ua > ub ? a : b;
+    }
+}
+
+static int amo(rru_hart *h, const rru_insn *d, unsigned size, int op)
+{
+    uint64_t a = X(RS1);
+    if (a & (size - 1))
+        return rru_trap(h, RRU_CAUSE_STORE_MISALIGNED, a);
+    uint8_t *p;
+    int s = rru_amo_ptr(h, d, a, size, &p);
+    if (s)
+        return s;
+    uint64_t src = X(RS2), old;
+    if (size == 4) {
+        int32_t w;
+        memcpy(&w, p, 4);
+        old = (uint64_t)(int64_t)w;
+        uint32_t nv = (uint32_t)amo_op(op, old, src, 0);
+        memcpy(p, &nv, 4);
+    } else {
+        memcpy(&old, p, 8);
+        uint64_t nv = amo_op(op, old, src, 1);
+        memcpy(p, &nv, 8);
+    }
+    X(RD) = old;
+    return RRU_X_NEXT;
+}
+
+#define AMO(name, size, op) BODY(name) { return amo(h, d, size, op); }
+AMO(amoswap_w, 4, SWAP)
+AMO(amoadd_w, 4, ADD)
+AMO(amoxor_w, 4, XOR)
+AMO(amoand_w, 4, AND)
+AMO(amoor_w, 4, OR)
+AMO(amomin_w, 4, MIN)
+AMO(amomax_w, 4, MAX)
+AMO(amominu_w, 4, MINU)
+AMO(amomaxu_w, 4, MAXU)
+AMO(amoswap_d, 8, SWAP)
+AMO(amoadd_d, 8, ADD)
+AMO(amoxor_d, 8, XOR)
+AMO(amoand_d, 8, AND)
+AMO(amoor_d, 8, OR)
+AMO(amomin_d, 8, MIN)
+AMO(amomax_d, 8, MAX)
+AMO(amominu_d, 8, MINU)
+AMO(amomaxu_d, 8, MAXU)

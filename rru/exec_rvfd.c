@@ -1,0 +1,210 @@
+/* rru/exec_rvfd.c: bodies of the F and D extensions, on rru/softfp.c.
+ * Singles live NaN-boxed in 64-bit registers: a single whose upper half is
+ * not all ones reads as the canonical NaN; every single result is boxed.
+ * Every instruction with an rm field traps as illegal on an invalid rounding
+ * mode (static 5 or 6, or dynamic with frm >= 5), exact ones included. */
+#include "rru/internal.h"
+#include "rru/softfp.h"
+
+#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
+#define F(r) (h->ctx.f[(r)])
+#define BOX32(v) (0xffffffff00000000ull | (uint32_t)(v))
+
+static inline uint64_t unbox(uint64_t v)
+{
+    return (v >> 32) == 0xffffffffu ? (uint32_t)v : SF32_CANONICAL_NAN;
+}
+
+/* Operand of format FMT (0 single, 1 double) from register R. */
+static inline uint64_t src(rru_hart *h, int fmt, unsigned r) { return fmt ? F(r) : unbox(F(r)); }
+static inline void put(rru_hart *h, int fmt, unsigned r, uint64_t v) { F(r) = fmt ? v : BOX32(v); }
+
+static inline int rounding(const rru_hart *h, const rru_insn *d)
+{
+    unsigned rm = d->rm == 7 ? h->ctx.frm : d->rm;
+    return rm <= SF_RMM ? (int)rm : -1;
+}
+
+#define NEED_RM                                                 \
+    int rm = rounding(h, d);                                    \
+    if (rm < 0)                                                 \
+        return rru_trap(h, RRU_CAUSE_ILLEGAL, d->raw);          \
+    unsigned fl = 0
+
+#define DONE                                                    \
+    h->ctx.fflags |= fl;                                        \
+    return RRU_X_NEXT
+
+/* ---- loads, stores, moves ---- */
+
+BODY(flw)
+{
+    uint32_t v;
+    int s = rru_load(h, d, X(RS1) + (uint64_t)IMM, 4, &v);
+    if (s)
+        return s;
+    F(RD) = BOX32(v);
+    return RRU_X_NEXT;
+}
+
+BODY(fld)
+{
+    uint64_t v;
+    int s = rru_load(h, d, X(RS1) + (uint64_t)IMM, 8, &v);
+    if (s)
+        return s;
+    F(RD) = v;
+    return RRU_X_NEXT;
+}
+
+BODY(fsw)
+{
+    uint32_t v = (uint32_t)F(RS2);
+    return rru_store(h, d, X(RS1) + (uint64_t)IMM, 4, &v);
+}
+
+BODY(fsd)
+{
+    uint64_t v = F(RS2);
+    return rru_store(h, d, X(RS1) + (uint64_t)IMM, 8, &v);
+}
+
+BODY(fmv_x_w) { X(RD) = (uint64_t)(int64_t)(int32_t)(uint32_t)F(RS1); return RRU_X_NEXT; }
+BODY(fmv_w_x) { F(RD) = BOX32(X(RS1)); return RRU_X_NEXT; }
+BODY(fmv_x_d) { X(RD) = F(RS1); return RRU_X_NEXT; }
+BODY(fmv_d_x) { F(RD) = X(RS1); return RRU_X_NEXT; }
+
+/* ---- arithmetic ---- */
+
+#define ARITH2(name, fmt, fn)                                               \
+    BODY(name)                                                              \
+    {                                                                       \
+        NEED_RM;                                                            \
+        uint64_t v = fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), rm, &fl);  \
+        put(h, fmt, RD, v);                                                 \
+        DONE;                                                               \
+    }
+ARITH2(fadd_s, SF_F32, sf_add)
+ARITH2(fsub_s, SF_F32, sf_sub)
+ARITH2(fmul_s, SF_F32, sf_mul)
+ARITH2(fdiv_s, SF_F32, sf_div)
+ARITH2(fadd_d, SF_F64, sf_add)
+ARITH2(fsub_d, SF_F64, sf_sub)
+ARITH2(fmul_d, SF_F64, sf_mul)
+ARITH2(fdiv_d, SF_F64, sf_div)
+
+BODY(fsqrt_s) { NEED_RM; put(h, SF_F32, RD, sf_sqrt(SF_F32, src(h, SF_F32, RS1), rm, &fl)); DONE; }
+BODY(fsqrt_d) { NEED_RM; put(h, SF_F64, RD, sf_sqrt(SF_F64, src(h, SF_F64, RS1), rm, &fl)); DONE; }
+
+#define FMA(name, fmt, neg_prod, neg_c)                                                 \
+    BODY(name)                                                                          \
+    {                                                                                   \
+        NEED_RM;                                                                        \
+        uint64_t v = sf_fma(fmt, src(h, fmt, RS1), src(h, fmt, RS2), src(h, fmt, d->rs3), \
+                            neg_prod, neg_c, rm, &fl);                                  \
+        put(h, fmt, RD, v);                                                             \
+        DONE;                                                                           \
+    }
+FMA(fmadd_s, SF_F32, 0, 0)
+FMA(fmsub_s, SF_F32, 0, 1)
+FMA(fnmsub_s, SF_F32, 1, 0)
+FMA(fnmadd_s, SF_F32, 1, 1)
+FMA(fmadd_d, SF_F64, 0, 0)
+FMA(fmsub_d, SF_F64, 0, 1)
+FMA(fnmsub_d, SF_F64, 1, 0)
+FMA(fnmadd_d, SF_F64, 1, 1)
+
+/* ---- sign injection, min/max, compare, classify ---- */
+
+#define SIGN(fmt) ((fmt) ? 1ull << 63 : 1ull << 31)
+#define SGNJ(name, fmt, expr)                                   \
+    BODY(name)                                                  \
+    {                                                           \
+        uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2);    \
+        uint64_t sb = SIGN(fmt);                                \
+        put(h, fmt, RD, (a & ~sb) | ((expr) & sb));             \
+        return RRU_X_NEXT;                                      \
+    }
+SGNJ(fsgnj_s, SF_F32, b)
+SGNJ(fsgnjn_s, SF_F32, ~b)
+SGNJ(fsgnjx_s, SF_F32, a ^ b)
+SGNJ(fsgnj_d, SF_F64, b)
+SGNJ(fsgnjn_d, SF_F64, ~b)
+SGNJ(fsgnjx_d, SF_F64, a ^ b)
+
+#define MINMAX(name, fmt, fn)                                               \
+    BODY(name)                                                              \
+    {                                                                       \
+        unsigned fl = 0;                                                    \
+        put(h, fmt, RD, fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl));  \
+        DONE;                                                               \
+    }
+MINMAX(fmin_s, SF_F32, sf_min)
+MINMAX(fmax_s, SF_F32, sf_max)
+MINMAX(fmin_d, SF_F64, sf_min)
+MINMAX(fmax_d, SF_F64, sf_max)
+
+#define CMP(name, fmt, fn)                                                          \
+    BODY(name)                                                                      \
+    {                                                                               \
+        unsigned fl = 0;                                                            \
+        X(RD) = (uint64_t)fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl);         \
+        DONE;                                                                       \
+    }
+CMP(feq_s, SF_F32, sf_eq)
+CMP(flt_s, SF_F32, sf_lt)
+CMP(fle_s, SF_F32, sf_le)
+CMP(feq_d, SF_F64, sf_eq)
+CMP(flt_d, SF_F64, sf_lt)
+CMP(fle_d, SF_F64, sf_le)
+
+BODY(fclass_s) { X(RD) = sf_class(SF_F32, src(h, SF_F32, RS1)); return RRU_X_NEXT; }
+BODY(fclass_d) { X(RD) = sf_class(SF_F64, src(h, SF_F64, RS1)); return RRU_X_NEXT; }
+
+/* ---- conversions ---- */
+
+#define TO_INT(name, fmt, is_signed, width)                                         \
+    BODY(name)                                                                      \
+    {                                                                               \
+        NEED_RM;                                                                    \
+        X(RD) = sf_to_int(fmt, src(h, fmt, RS1), is_signed, width, rm, &fl);        \
+        DONE;                                                                       \
+    }
+TO_INT(fcvt_w_s, SF_F32, 1, 32)
+TO_INT(fcvt_wu_s, SF_F32, 0, 32)
+TO_INT(fcvt_l_s, SF_F32, 1, 64)
+TO_INT(fcvt_lu_s, SF_F32, 0, 64)
+TO_INT(fcvt_w_d, SF_F64, 1, 32)
+TO_INT(fcvt_wu_d, SF_F64, 0, 32)
+TO_INT(fcvt_l_d, SF_F64, 1, 64)
+TO_INT(fcvt_lu_d, SF_F64, 0, 64)
+
+#define FROM_INT(name, fmt, is_signed, width)                                       \
+    BODY(name)                                                                      \
+    {                                                                               \
+        NEED_RM;                                                                    \
+        put(h, fmt, RD, sf_from_int(fmt, X(RS1), is_signed, width, rm, &fl));       \
+        DONE;                                                                       \
+    }
+FROM_INT(fcvt_s_w, SF_F32, 1, 32)
+FROM_INT(fcvt_s_wu, SF_F32, 0, 32)
+FROM_INT(fcvt_s_l, SF_F32, 1, 64)
+FROM_INT(fcvt_s_lu, SF_F32, 0, 64)
+FROM_INT(fcvt_d_w, SF_F64, 1, 32)
+FROM_INT(fcvt_d_wu, SF_F64, 0, 32)
+FROM_INT(fcvt_d_l, SF_F64, 1, 64)
+FROM_INT(fcvt_d_lu, SF_F64, 0, 64)
+
+BODY(fcvt_s_d)
+{
+    NEED_RM;
+    put(h, SF_F32, RD, sf_convert(SF_F32, SF_F64, src(h, SF_F64, RS1), rm, &fl));
+    DONE;
+}
+
+BODY(fcvt_d_s)
+{
+    NEED_RM;
+    put(h, SF_F64, RD, sf_convert(SF_F64, SF_F32, src(h, SF_F32, RS1), rm, &fl));
+    DONE;
+}

@@ -1,0 +1,302 @@
+/* rru/internal.h: what the interpreter's files share and nobody else sees:
+ * the decoded instruction, the hart's layout, statuses of instruction
+ * bodies, the inline fast paths of memory access. */
+#ifndef RNR_RRU_INTERNAL_H
+#define RNR_RRU_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rru/hart.h"
+#include "rru/machine.h"
+#include "rru/mem.h"
+
+#define RRU_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RRU_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- the instruction set, expanded from insns.def ---- */
+
+typedef enum rru_op {
+#define INSN(name, match, mask, fmt, ext) RRU_OP_##name,
+#define CINSN(name, match, mask, ext)
+#include "rru/insns.def"
+#undef INSN
+#undef CINSN
+    RRU_OP_illegal,
+    RRU_OP_COUNT
+} rru_op;
+
+/* Compressed rows, in table order. */
+typedef enum rru_cop {
+#define INSN(name, match, mask, fmt, ext)
+#define CINSN(name, match, mask, ext) RRU_COP_##name,
+#include "rru/insns.def"
+#undef INSN
+#undef CINSN
+    RRU_COP_COUNT
+} rru_cop;
+
+typedef enum rru_fmt {
+    RRU_FMT_R, RRU_FMT_FR, RRU_FMT_R4, RRU_FMT_I, RRU_FMT_FI, RRU_FMT_S, RRU_FMT_B,
+    RRU_FMT_U, RRU_FMT_J, RRU_FMT_SH6, RRU_FMT_SH5, RRU_FMT_CSR, RRU_FMT_CSRI, RRU_FMT_N,
+} rru_fmt;
+
+/* One row of the table, for the decoder, the disassembler and the tests. */
+typedef struct rru_insn_row {
+    const char *name;        /* "fadd_s" */
+    uint32_t match, mask;
+    int fmt;                 /* rru_fmt, or -1 for a compressed row */
+    int op;                  /* rru_op, or rru_cop for a compressed row */
+    const char *ext;
+} rru_insn_row;
+
+extern const rru_insn_row rru_insn_rows[];
+extern const unsigned rru_insn_nrows;
+
+/* ---- decoded instructions ---- */
+
+typedef struct rru_insn rru_insn;
+typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d);
+
+/* Statuses of instruction bodies. */
+enum {
+    RRU_X_NEXT = 0,   /* retired; continue with the next instruction */
+    RRU_X_JUMP,       /* retired; pc set (control transfer) */
+    RRU_X_END,        /* block sentinel: not an instruction; pc set */
+    RRU_X_ECALL,      /* retired; pc set past it; stop for the syscall */
+    RRU_X_TRAP,       /* not retired; h->trap_cause / trap_tval set */
+    RRU_X_FENCEI,     /* retired; pc set; drop decoded code */
+};
+
+struct rru_insn {
+    rru_exec_fn fn;
+    uint64_t pc;
+    int64_t imm;
+    uint32_t raw;       /* the instruction bits (16 or 32) */
+    uint16_t op;        /* rru_op */
+    uint8_t len;        /* 2 or 4 */
+    uint8_t rd;         /* integer rd 0 is redirected to 32 (scratch) */
+    uint8_t rs1, rs2, rs3;
+    uint8_t rm;         /* funct3 */
+};
+
+#define INSN(name, match, mask, fmt, ext) int rru_x_##name(rru_hart *h, const rru_insn *d);
+#define CINSN(name, match, mask, ext)
+#include "rru/insns.def"
+#undef INSN
+#undef CINSN
+int rru_x_illegal(rru_hart *h, const rru_insn *d);
+int rru_x_end(rru_hart *h, const rru_insn *d);
+
+/* Decodes BITS at PC into *d. Returns the length (2 or 4); an invalid
+ * encoding gives op = RRU_OP_illegal (its body traps when executed). */
+int rru_decode(uint32_t bits, uint64_t pc, rru_insn *d);
+/* The mnemonic of an op ("fadd.s"). */
+const char *rru_op_name(unsigned op);
+
+/* ---- guest memory internals (mem.c) ---- */
+
+typedef struct rru_page {
+    uint8_t *data;              /* RRU_PAGE_SIZE bytes */
+    uint64_t addr;
+    uint8_t prot;
+    _Atomic uint8_t code;       /* some executor decoded instructions here */
+    struct rru_page *free_next;
+} rru_page;
+
+/* The page holding ADDR, or NULL. */
+rru_page *rru_mem_page(const rru_mem *m, uint64_t addr);
+/* Generations: tlb bumps when a cached translation may be wrong, code when
+ * decoded instructions may be stale. */
+uint64_t rru_mem_tlb_gen(const rru_mem *m);
+uint64_t rru_mem_code_gen(const rru_mem *m);
+/* A guest store hit a page with decoded code. */
+void rru_mem_code_written(rru_mem *m, rru_page *p);
+/* An executor decodes instructions on page P. */
+void rru_mem_mark_code(rru_mem *m, rru_page *p);
+
+/* ---- the hart ---- */
+
+#define RRU_TLB_N 1024u
+#define RRU_FILTER_N 8192u
+#define RRU_BLOCK_MAX 48u
+#define RRU_BUCKETS 8192u
+
+typedef struct rru_tlb {
+    uint64_t rtag;      /* page address if readable, else ~0 */
+    uint64_t wtag;      /* page address if writable and holds no code, else ~0 */
+    uint8_t *host;      /* page data */
+    rru_page *page;
+} rru_tlb;
+
+typedef struct rru_block {
+    uint64_t pc;
+    struct rru_block *hnext;
+    uint32_t n;                  /* instructions; insns[n] is the sentinel */
+    uint32_t pad_;
+    rru_insn insns[];
+} rru_block;
+
+typedef struct rru_arena_chunk {
+    struct rru_arena_chunk *next;
+    size_t used, cap;
+    uint64_t data[];
+} rru_arena_chunk;
+
+struct rru_core;   /* machine.c */
+
+struct rru_hart {
+    rru_ctx ctx;                 /* first: registers at offset 0 */
+    rru_mem *mem;
+    unsigned id;
+    int coh;                     /* 1: a machine core (coherence on) */
+    struct rru_machine *mach;
+    struct rru_core *core;
+    uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
+    uint64_t fkey;               /* epoch | 3 */
+
+    uint64_t clock;              /* at the start of the current block (+ stalls) */
+    uint64_t retired;            /* core's retired count at the block start */
+    const rru_block *cur_blk;    /* block being executed, or NULL */
+    const rru_insn *cur_d;       /* instruction in a slow path, or NULL */
+
+    uint32_t trap_cause;
+    uint64_t trap_tval;
+    int stop_req;
+
+    const rru_env_ops *env;
+    void *env_ctx;
+    uint32_t time_div;           /* cycles per time-CSR tick */
+
+    uint64_t tlb_gen, code_gen;
+    rru_tlb tlb[RRU_TLB_N];
+    rru_block **buckets;         /* RRU_BUCKETS chains by pc */
+    rru_arena_chunk *arena;
+    uint64_t nblocks;
+};
+
+/* Initialises / releases an embedded hart (machine cores, standalone). */
+int rru_hart_init(rru_hart *h, rru_mem *mem, unsigned id);
+void rru_hart_fini(rru_hart *h);
+
+/* Internal run result besides rru_stop_reason values. */
+#define RRU_RUN_TIME 100   /* clock reached time_end */
+
+/* Runs at most MAX instructions, stopping at a block boundary once
+ * clock >= time_end. Returns an rru_stop_reason (LIMIT, ECALL, traps,
+ * REQUEST) or RRU_RUN_TIME; fills *stop for real stops and stop->insns. */
+int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, rru_stop *stop);
+
+/* Brings TLB and decoded code up to date with the memory's generations. */
+void rru_hart_sync(rru_hart *h);
+void rru_hart_flush_tlb(rru_hart *h);
+
+/* Clock and instret at instruction D of the current block. */
+static inline uint64_t rru_insn_index(const rru_hart *h, const rru_insn *d)
+{
+    return (d && h->cur_blk) ? (uint64_t)(d - h->cur_blk->insns) : 0;
+}
+static inline uint64_t rru_now(const rru_hart *h, const rru_insn *d)
+{
+    return h->clock + rru_insn_index(h, d);
+}
+
+static inline int rru_trap(rru_hart *h, uint32_t cause, uint64_t tval)
+{
+    h->trap_cause = cause;
+    h->trap_tval = tval;
+    return RRU_X_TRAP;
+}
+
+/* RISC-V exception causes. */
+enum {
+    RRU_CAUSE_ILLEGAL = 2,
+    RRU_CAUSE_BREAKPOINT = 3,
+    RRU_CAUSE_LOAD_MISALIGNED = 4,
+    RRU_CAUSE_STORE_MISALIGNED = 6,
+    RRU_CAUSE_ECALL_U = 8,
+    RRU_CAUSE_FETCH_FAULT = 12,
+    RRU_CAUSE_LOAD_FAULT = 13,
+    RRU_CAUSE_STORE_FAULT = 15,
+};
+
+/* ---- memory access: inline fast paths, slow paths in access.c ---- */
+
+enum { RRU_ACC_LOAD = 0, RRU_ACC_STORE = 1, RRU_ACC_AMO = 2 };
+
+/* Generic path: permissions, page crossing, TLB fill, coherence, hooks. For
+ * LOAD it copies into buf, for STORE from buf; for AMO (aligned, one line)
+ * it returns through *amo_ptr a host pointer valid until the next access. */
+int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
+                    void *buf, uint8_t **amo_ptr);
+
+/* Filter check: the core holds the line and has reported it (coherence on),
+ * or coherence is off. */
+static inline int rru_filter_read_ok(const rru_hart *h, uint64_t a)
+{
+    return !h->coh || ((h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] | 2) ==
+                       ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
+}
+static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)
+{
+    return !h->coh || (h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] ==
+                       ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
+}
+
+static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, void *out)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->rtag) &&
+        RRU_LIKELY(rru_filter_read_ok(h, a))) {
+        memcpy(out, e->host + (a & (RRU_PAGE_SIZE - 1)), size);
+        return 0;
+    }
+    return rru_access_slow(h, d, a, size, RRU_ACC_LOAD, out, NULL);
+}
+
+static inline int rru_store(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
+                            const void *in)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
+        RRU_LIKELY(rru_filter_write_ok(h, a))) {
+        memcpy(e->host + (a & (RRU_PAGE_SIZE - 1)), in, size);
+        return 0;
+    }
+    return rru_access_slow(h, d, a, size, RRU_ACC_STORE, (void *)in, NULL);
+}
+
+/* A host pointer to the aligned word for an AMO / SC (exclusive access). */
+static inline int rru_amo_ptr(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
+                              uint8_t **p)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
+        RRU_LIKELY(rru_filter_write_ok(h, a))) {
+        *p = e->host + (a & (RRU_PAGE_SIZE - 1));
+        return 0;
+    }
+    return rru_access_slow(h, d, a, size, RRU_ACC_AMO, NULL, p);
+}
+
+/* ---- coherence (machine.c): the slow path of a core's access ---- */
+
+/* Core h accesses LINE (write or not) for instruction D (NULL: a syscall
+ * access): a bus transaction if the core lacks the permission, hooks, filter
+ * update; advances h->clock by the wait. TIME_OUT receives the access time. */
+void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, uint64_t *time_out);
+/* Trace hook of the machine (NULL if none). */
+void rru_coh_trace(rru_hart *h, uint64_t addr, unsigned size, int write, uint64_t time);
+
+/* ---- register access helpers for bodies ---- */
+
+#define X(r) (h->ctx.x[(r)])
+#define XS(r) ((int64_t)h->ctx.x[(r)])
+#define RD (d->rd)
+#define RS1 (d->rs1)
+#define RS2 (d->rs2)
+#define IMM (d->imm)
+#define NEXT_PC (d->pc + d->len)
+
+#endif

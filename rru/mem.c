@@ -1,0 +1,355 @@
+/* rru/mem.c: guest memory: a three-level radix tree of 4 KiB pages (48-bit
+ * addresses), permissions, host access, generations for executors' caches,
+ * and the digest. Unmapped pages go to a free list and are reused, never
+ * returned to the host before rru_mem_free, so a stale translation in an
+ * executor can never touch freed host memory. */
+#include "rru/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/digest.h"
+#include "rru/internal.h"
+
+#define LEVEL_BITS 12u
+#define LEVEL_N (1u << LEVEL_BITS)
+
+typedef struct leaf { rru_page *pages[LEVEL_N]; } leaf;
+typedef struct mid { leaf *leaves[LEVEL_N]; } mid;
+
+struct rru_mem {
+    mid *top[LEVEL_N];
+    uint64_t npages;
+    rru_page *free_pages;
+    _Atomic uint64_t tlb_gen;
+    _Atomic uint64_t code_gen;
+};
+
+static unsigned idx1(uint64_t a) { return (unsigned)(a >> 36) & (LEVEL_N - 1); }
+static unsigned idx2(uint64_t a) { return (unsigned)(a >> 24) & (LEVEL_N - 1); }
+static unsigned idx3(uint64_t a) { return (unsigned)(a >> 12) & (LEVEL_N - 1); }
+
+rru_mem *rru_mem_new(void) { return calloc(1, sizeof(rru_mem)); }
+
+void rru_mem_free(rru_mem *m)
+{
+    if (!m)
+        return;
+    for (unsigned i = 0; i < LEVEL_N; i++) {
+        mid *md = m->top[i];
+        if (!md)
+            continue;
+        for (unsigned j = 0; j < LEVEL_N; j++) {
+            leaf *lf = md->leaves[j];
+            if (!lf)
+                continue;
+            for (unsigned k = 0; k < LEVEL_N; k++) {
+                if (lf->pages[k]) {
+                    free(lf->pages[k]->data);
+                    free(lf->pages[k]);
+                }
+            }
+            free(lf);
+        }
+        free(md);
+    }
+    while (m->free_pages) {
+        rru_page *p = m->free_pages;
+        m->free_pages = p->free_next;
+        free(p->data);
+        free(p);
+    }
+    free(m);
+}
+
+rru_page *rru_mem_page(const rru_mem *m, uint64_t addr)
+{
+    if (addr >= RRU_ADDR_LIMIT)
+        return NULL;
+    const mid *md = m->top[idx1(addr)];
+    if (!md)
+        return NULL;
+    const leaf *lf = md->leaves[idx2(addr)];
+    return lf ? lf->pages[idx3(addr)] : NULL;
+}
+
+/* The slot of ADDR's page, creating tree nodes; NULL if out of memory. */
+static rru_page **slot(rru_mem *m, uint64_t addr)
+{
+    mid **mp = &m->top[idx1(addr)];
+    if (!*mp && !(*mp = calloc(1, sizeof(mid))))
+        return NULL;
+    leaf **lp = &(*mp)->leaves[idx2(addr)];
+    if (!*lp && !(*lp = calloc(1, sizeof(leaf))))
+        return NULL;
+    return &(*lp)->pages[idx3(addr)];
+}
+
+static rru_page **slot_if_any(rru_mem *m, uint64_t addr)
+{
+    mid *md = m->top[idx1(addr)];
+    if (!md)
+        return NULL;
+    leaf *lf = md->leaves[idx2(addr)];
+    return lf ? &lf->pages[idx3(addr)] : NULL;
+}
+
+static int range_ok(uint64_t addr, uint64_t len)
+{
+    return len > 0 && (addr & (RRU_PAGE_SIZE - 1)) == 0 && (len & (RRU_PAGE_SIZE - 1)) == 0 &&
+           addr < RRU_ADDR_LIMIT && len <= RRU_ADDR_LIMIT - addr;
+}
+
+static unsigned norm_prot(unsigned prot)
+{
+    prot &= RRU_PROT_R | RRU_PROT_W | RRU_PROT_X;
+    if (prot & RRU_PROT_W)
+        prot |= RRU_PROT_R;
+    return prot;
+}
+
+static void bump_tlb(rru_mem *m) { atomic_fetch_add_explicit(&m->tlb_gen, 1, memory_order_release); }
+static void bump_code(rru_mem *m) { atomic_fetch_add_explicit(&m->code_gen, 1, memory_order_release); }
+
+static void release_page(rru_mem *m, rru_page *p)
+{
+    p->free_next = m->free_pages;
+    m->free_pages = p;
+    m->npages--;
+}
+
+int rru_mem_map(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)
+{
+    if (!range_ok(addr, len))
+        return -1;
+    prot = norm_prot(prot);
+    int replaced = 0;
+    for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
+        rru_page **s = slot(m, a);
+        if (!s)
+            return -1;
+        rru_page *p = *s;
+        if (p) {
+            replaced = 1;
+            if (atomic_load_explicit(&p->code, memory_order_relaxed))
+                bump_code(m);
+        } else {
+            p = m->free_pages;
+            if (p) {
+                m->free_pages = p->free_next;
+            } else {
+                p = calloc(1, sizeof *p);
+                if (!p)
+                    return -1;
+                if (posix_memalign((void **)&p->data, RRU_PAGE_SIZE, RRU_PAGE_SIZE) != 0) {
+                    free(p);
+                    return -1;
+                }
+            }
+            m->npages++;
+            *s = p;
+        }
+        memset(p->data, 0, RRU_PAGE_SIZE);
+        p->addr = a;
+        p->prot = (uint8_t)prot;
+        p->free_next = NULL;
+        atomic_store_explicit(&p->code, 0, memory_order_relaxed);
+    }
+    if (replaced)
+        bump_tlb(m);
+    return 0;
+}
+
+int rru_mem_unmap(rru_mem *m, uint64_t addr, uint64_t len)
+{
+    if (!range_ok(addr, len))
+        return -1;
+    int any = 0;
+    for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
+        rru_page **s = slot_if_any(m, a);
+        if (!s || !*s) {
+            /* Skip the rest of an absent leaf quickly. */
+            if (!s) {
+                uint64_t next = (a | ((1ull << 24) - 1)) + 1;
+                if (next > a + RRU_PAGE_SIZE)
+                    a = next - RRU_PAGE_SIZE;
+            }
+            continue;
+        }
+        if (atomic_load_explicit(&(*s)->code, memory_order_relaxed))
+            bump_code(m);
+        release_page(m, *s);
+        *s = NULL;
+        any = 1;
+    }
+    if (any)
+        bump_tlb(m);
+    return 0;
+}
+
+int rru_mem_protect(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)
+{
+    if (!range_ok(addr, len))
+        return -1;
+    for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE)
+        if (!rru_mem_page(m, a))
+            return -1;
+    prot = norm_prot(prot);
+    for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
+        rru_page *p = rru_mem_page(m, a);
+        if (atomic_load_explicit(&p->code, memory_order_relaxed) && !(prot & RRU_PROT_X))
+            bump_code(m);
+        p->prot = (uint8_t)prot;
+    }
+    bump_tlb(m);
+    return 0;
+}
+
+int rru_mem_prot(const rru_mem *m, uint64_t addr)
+{
+    const rru_page *p = rru_mem_page(m, addr);
+    return p ? p->prot : -1;
+}
+
+int rru_mem_range_free(const rru_mem *m, uint64_t addr, uint64_t len)
+{
+    if (addr >= RRU_ADDR_LIMIT || len > RRU_ADDR_LIMIT - addr)
+        return 0;
+    if (len == 0)
+        return 1;
+    uint64_t first = addr & ~(RRU_PAGE_SIZE - 1);
+    uint64_t next = rru_mem_next_mapped(m, first);
+    return next >= addr + len;
+}
+
+uint64_t rru_mem_next_mapped(const rru_mem *m, uint64_t addr)
+{
+    if (addr >= RRU_ADDR_LIMIT)
+        return UINT64_MAX;
+    addr = (addr + RRU_PAGE_SIZE - 1) & ~(RRU_PAGE_SIZE - 1);
+    while (addr < RRU_ADDR_LIMIT) {
+        const mid *md = m->top[idx1(addr)];
+        if (!md) {
+            addr = (addr | ((1ull << 36) - 1)) + 1;
+            continue;
+        }
+        const leaf *lf = md->leaves[idx2(addr)];
+        if (!lf) {
+            addr = (addr | ((1ull << 24) - 1)) + 1;
+            continue;
+        }
+        for (unsigned k = idx3(addr); k < LEVEL_N; k++)
+            if (lf->pages[k])
+                return (addr & ~((1ull << 24) - 1)) | ((uint64_t)k << RRU_PAGE_SHIFT);
+        addr = (addr | ((1ull << 24) - 1)) + 1;
+    }
+    return UINT64_MAX;
+}
+
+uint64_t rru_mem_pages(const rru_mem *m) { return m->npages; }
+
+int rru_mem_read(const rru_mem *m, uint64_t addr, void *buf, size_t n)
+{
+    /* Check first, so that nothing is copied on failure. */
+    if (n == 0)
+        return 0;
+    if (addr >= RRU_ADDR_LIMIT || n > RRU_ADDR_LIMIT - addr)
+        return -1;
+    for (uint64_t a = addr & ~(RRU_PAGE_SIZE - 1); a < addr + n; a += RRU_PAGE_SIZE)
+        if (!rru_mem_page(m, a))
+            return -1;
+    uint8_t *out = buf;
+    while (n) {
+        const rru_page *p = rru_mem_page(m, addr);
+        size_t off = addr & (RRU_PAGE_SIZE - 1), k = RRU_PAGE_SIZE - off;
+        if (k > n)
+            k = n;
+        memcpy(out, p->data + off, k);
+        out += k;
+        addr += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int rru_mem_write(rru_mem *m, uint64_t addr, const void *buf, size_t n)
+{
+    const uint8_t *in = buf;
+    while (n) {
+        rru_page *p = rru_mem_page(m, addr);
+        if (!p)
+            return -1;
+        size_t off = addr & (RRU_PAGE_SIZE - 1), k = RRU_PAGE_SIZE - off;
+        if (k > n)
+            k = n;
+        memcpy(p->data + off, in, k);
+        if (atomic_load_explicit(&p->code, memory_order_relaxed))
+            bump_code(m);
+        in += k;
+        addr += k;
+        n -= k;
+    }
+    return 0;
+}
+
+long rru_mem_read_str(const rru_mem *m, uint64_t addr, char *buf, size_t max)
+{
+    for (size_t i = 0; i < max; i++) {
+        const rru_page *p = rru_mem_page(m, addr + i);
+        if (!p)
+            return -1;
+        char c = (char)p->data[(addr + i) & (RRU_PAGE_SIZE - 1)];
+        buf[i] = c;
+        if (c == '\0')
+            return (long)i;
+    }
+    return -1;
+}
+
+void rru_mem_invalidate_code(rru_mem *m, uint64_t addr, uint64_t len)
+{
+    (void)addr;
+    (void)len;
+    bump_code(m);
+}
+
+void rru_mem_code_written(rru_mem *m, rru_page *p)
+{
+    (void)p;
+    bump_code(m);
+}
+
+void rru_mem_mark_code(rru_mem *m, rru_page *p)
+{
+    if (atomic_exchange_explicit(&p->code, 1, memory_order_relaxed) == 0 && (p->prot & RRU_PROT_W))
+        bump_tlb(m);   /* executors must stop writing it through their TLBs */
+}
+
+uint64_t rru_mem_tlb_gen(const rru_mem *m)
+{
+    return atomic_load_explicit(&m->tlb_gen, memory_order_acquire);
+}
+
+uint64_t rru_mem_code_gen(const rru_mem *m)
+{
+    return atomic_load_explicit(&m->code_gen, memory_order_acquire);
+}
+
+void rru_mem_digest(const rru_mem *m, uint8_t out[32])
+{
+    rnr_sha256 s;
+    rnr_sha256_init(&s);
+    for (uint64_t a = rru_mem_next_mapped(m, 0); a != UINT64_MAX;
+         a = rru_mem_next_mapped(m, a + RRU_PAGE_SIZE)) {
+        const rru_page *p = rru_mem_page(m, a);
+        uint8_t head[9];
+        for (int i = 0; i < 8; i++)
+            head[i] = (uint8_t)(a >> (8 * i));
+        head[8] = p->prot;
+        rnr_sha256_update(&s, head, sizeof head);
+        rnr_sha256_update(&s, p->data, RRU_PAGE_SIZE);
+        if (a + RRU_PAGE_SIZE >= RRU_ADDR_LIMIT)
+            break;
+    }
+    rnr_sha256_final(&s, out);
+}

@@ -1,0 +1,147 @@
+/* tests/test_rru_mem.c: guest memory: map/unmap/protect semantics, host
+ * access across pages, free-range queries, and the final-state digest. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rru/mem.h"
+#include "tests/testutil.h"
+
+#define P RRU_PAGE_SIZE
+
+START_TEST(rru_mem_map_rejects_bad_ranges)
+{
+    rru_mem *m = rru_mem_new();
+    ck_assert_int_eq(rru_mem_map(m, 0x1001, P, RRU_PROT_R), -1);
+    ck_assert_int_eq(rru_mem_map(m, 0x1000, 100, RRU_PROT_R), -1);
+    ck_assert_int_eq(rru_mem_map(m, 0x1000, 0, RRU_PROT_R), -1);
+    ck_assert_int_eq(rru_mem_map(m, RRU_ADDR_LIMIT - P, 2 * P, RRU_PROT_R), -1);
+    ck_assert_int_eq(rru_mem_map(m, RRU_ADDR_LIMIT - P, P, RRU_PROT_R), 0);
+    ck_assert_uint_eq(rru_mem_pages(m), 1);
+    ck_assert_int_eq(rru_mem_protect(m, 0x5000, P, RRU_PROT_R), -1);   /* unmapped */
+    ck_assert_int_eq(rru_mem_unmap(m, 0x5000, P), 0);                  /* nothing there: fine */
+    rru_mem_free(m);
+}
+END_TEST
+
+START_TEST(rru_mem_map_zero_fills_and_replaces)
+{
+    rru_mem *m = rru_mem_new();
+    ck_assert_int_eq(rru_mem_map(m, 0x10000, 4 * P, RRU_PROT_R | RRU_PROT_W), 0);
+    uint8_t buf[3 * P];
+    memset(buf, 0xab, sizeof buf);
+    ck_assert_int_eq(rru_mem_write(m, 0x10000 + 100, buf, sizeof buf), 0);
+    uint8_t back[3 * P];
+    ck_assert_int_eq(rru_mem_read(m, 0x10000 + 100, back, sizeof back), 0);
+    ck_assert_int_eq(memcmp(buf, back, sizeof buf), 0);
+    /* MAP_FIXED-like: a new mapping over the middle is zero again. */
+    ck_assert_int_eq(rru_mem_map(m, 0x11000, P, RRU_PROT_R), 0);
+    uint8_t z[P];
+    ck_assert_int_eq(rru_mem_read(m, 0x11000, z, P), 0);
+    for (size_t i = 0; i < P; i++)
+        ck_assert_uint_eq(z[i], 0);
+    ck_assert_int_eq(rru_mem_prot(m, 0x11000), RRU_PROT_R);
+    ck_assert_int_eq(rru_mem_prot(m, 0x12000), RRU_PROT_R | RRU_PROT_W);
+    /* W implies R. */
+    ck_assert_int_eq(rru_mem_protect(m, 0x12000, P, RRU_PROT_W), 0);
+    ck_assert_int_eq(rru_mem_prot(m, 0x12000), RRU_PROT_R | RRU_PROT_W);
+    ck_assert_uint_eq(rru_mem_pages(m), 4);
+    rru_mem_free(m);
+}
+END_TEST
+
+START_TEST(rru_mem_host_access_fails_on_holes_without_copying)
+{
+    rru_mem *m = rru_mem_new();
+    rru_mem_map(m, 0x10000, P, RRU_PROT_R);
+    rru_mem_map(m, 0x12000, P, RRU_PROT_R);
+    uint8_t buf[2 * P];
+    memset(buf, 0x5a, sizeof buf);
+    ck_assert_int_eq(rru_mem_read(m, 0x10000 + P - 8, buf, 16), -1);
+    ck_assert_uint_eq(buf[0], 0x5a);   /* nothing copied */
+    ck_assert_int_eq(rru_mem_read(m, 0x11000, buf, 1), -1);
+    ck_assert_int_eq(rru_mem_write(m, 0x11000, buf, 1), -1);
+    ck_assert_int_eq(rru_mem_read(m, UINT64_MAX - 4, buf, 8), -1);
+    ck_assert_int_eq(rru_mem_read(m, 0x10000, buf, 0), 0);
+    char s[16];
+    rru_mem_write(m, 0x10000, "hello", 6);
+    ck_assert_int_eq(rru_mem_read_str(m, 0x10000, s, sizeof s), 5);
+    ck_assert_str_eq(s, "hello");
+    ck_assert_int_eq(rru_mem_read_str(m, 0x10000, s, 3), -1);          /* no NUL within 3 */
+    memset(buf, 'x', P);
+    rru_mem_write(m, 0x10000, buf, P);
+    ck_assert_int_eq(rru_mem_read_str(m, 0x10000 + P - 2, s, sizeof s), -1);   /* runs off */
+    rru_mem_free(m);
+}
+END_TEST
+
+START_TEST(rru_mem_free_ranges_and_next_mapped)
+{
+    rru_mem *m = rru_mem_new();
+    ck_assert_uint_eq(rru_mem_next_mapped(m, 0), UINT64_MAX);
+    rru_mem_map(m, 0x10000, 2 * P, RRU_PROT_R);
+    rru_mem_map(m, 0x7ff000000000ull, P, RRU_PROT_R);
+    ck_assert_uint_eq(rru_mem_next_mapped(m, 0), 0x10000);
+    ck_assert_uint_eq(rru_mem_next_mapped(m, 0x10001), 0x11000);
+    ck_assert_uint_eq(rru_mem_next_mapped(m, 0x12000), 0x7ff000000000ull);
+    ck_assert_uint_eq(rru_mem_next_mapped(m, 0x7ff000001000ull), UINT64_MAX);
+    ck_assert_int_eq(rru_mem_range_free(m, 0x12000, 100 * P), 1);
+    ck_assert_int_eq(rru_mem_range_free(m, 0xf000, 2 * P), 0);
+    ck_assert_int_eq(rru_mem_range_free(m, RRU_ADDR_LIMIT - P, 2 * P), 0);
+    rru_mem_unmap(m, 0x10000, P);
+    ck_assert_uint_eq(rru_mem_next_mapped(m, 0), 0x11000);
+    ck_assert_uint_eq(rru_mem_pages(m), 2);
+    /* Unmapping a huge sparse range is quick and complete. */
+    ck_assert_int_eq(rru_mem_unmap(m, 0, RRU_ADDR_LIMIT), 0);
+    ck_assert_uint_eq(rru_mem_pages(m), 0);
+    rru_mem_free(m);
+}
+END_TEST
+
+static void digest_of(rru_mem *m, uint8_t out[32]) { rru_mem_digest(m, out); }
+
+START_TEST(rru_mem_digest_covers_address_permissions_and_bytes)
+{
+    uint8_t d1[32], d2[32];
+    rru_mem *a = rru_mem_new(), *b = rru_mem_new();
+    /* Same content mapped in different orders: equal digests. */
+    rru_mem_map(a, 0x10000, P, RRU_PROT_R);
+    rru_mem_map(a, 0x30000, P, RRU_PROT_R | RRU_PROT_W);
+    rru_mem_map(b, 0x30000, P, RRU_PROT_R | RRU_PROT_W);
+    rru_mem_map(b, 0x10000, P, RRU_PROT_R);
+    digest_of(a, d1);
+    digest_of(b, d2);
+    ck_assert_int_eq(memcmp(d1, d2, 32), 0);
+    /* One byte differs. */
+    rru_mem_write(b, 0x30000 + 7, "x", 1);
+    digest_of(b, d2);
+    ck_assert_int_ne(memcmp(d1, d2, 32), 0);
+    rru_mem_write(a, 0x30000 + 7, "x", 1);
+    digest_of(a, d1);
+    ck_assert_int_eq(memcmp(d1, d2, 32), 0);
+    /* Permissions differ. */
+    rru_mem_protect(b, 0x10000, P, RRU_PROT_R | RRU_PROT_X);
+    digest_of(b, d2);
+    ck_assert_int_ne(memcmp(d1, d2, 32), 0);
+    rru_mem_protect(b, 0x10000, P, RRU_PROT_R);
+    /* Same bytes at another address. */
+    rru_mem_unmap(b, 0x10000, P);
+    rru_mem_map(b, 0x20000, P, RRU_PROT_R);
+    digest_of(b, d2);
+    ck_assert_int_ne(memcmp(d1, d2, 32), 0);
+    rru_mem_free(a);
+    rru_mem_free(b);
+}
+END_TEST
+
+TU_SUITE(rru_mem)
+{
+    Suite *s = suite_create("rru_mem");
+    TCase *tc = tu_tcase(s, "mem", 30);
+    tcase_add_test(tc, rru_mem_map_rejects_bad_ranges);
+    tcase_add_test(tc, rru_mem_map_zero_fills_and_replaces);
+    tcase_add_test(tc, rru_mem_host_access_fails_on_holes_without_copying);
+    tcase_add_test(tc, rru_mem_free_ranges_and_next_mapped);
+    tcase_add_test(tc, rru_mem_digest_covers_address_permissions_and_bytes);
+    return s;
+}
