@@ -3,18 +3,11 @@ rru_SRCS    := $(sort $(wildcard rru/*.c))
 rru_HEADERS := $(sort $(wildcard rru/*.h))
 $(eval $(call component,rru))
 
-# The simulator benchmark (tools/bench/rru_bench.c): `make bench` runs it.
-RRU_BENCH := $(BUILD)/bench/rru-bench
-DEPFILES  += $(BUILD)/obj/tools/bench/rru_bench.d
-
-$(RRU_BENCH): $(BUILD)/obj/tools/bench/rru_bench.o $(rru_LIB) $(formats_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(rru_LIB) $(formats_LIB) $(LDLIBS)
-
+# The simulator benchmark (tests/bench/bench_rru.c): `make bench` runs it.
 .PHONY: bench-rru
 BENCH_TARGETS += bench-rru
-bench-rru: $(RRU_BENCH)
-	$(RRU_BENCH) $(RRU_BENCH_SCALE)
+bench-rru: $(BUILD)/bench/bench_rru
+	$(BUILD)/bench/bench_rru $(RRU_BENCH_SCALE)
 
 # tests/rru_qemu/probe.S: a guest program for tests/test_rru_qemu.c, built
 # with the cross toolchain into an ELF (run by qemu-riscv64) and its text

@@ -1,4 +1,4 @@
-/* tools/bench/rru_bench.c: simulator throughput (MIPS) of rru/: one hart on
+/* tests/bench/bench_rru.c: simulator throughput (MIPS) of rru/: one hart on
  * an integer loop, the same loop on N cores of the machine interleaved
  * (private data, and a variant with a shared counter), and a standalone
  * replay-style hart executing fixed-size chunks. Run by `make bench`. */
