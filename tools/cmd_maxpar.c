@@ -1,0 +1,78 @@
+/* tools/cmd_maxpar.c: `rnr maxpar IN OUT`, `rnr stitch IN OUT` and
+ * `rnr serial IN OUT`: the three backend passes on files or pipes. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/passes.h"
+#include "tools/cli.h"
+
+const char cmd_maxpar_help[] =
+    "usage: rnr maxpar [--progress] [--compress LEVEL] IN OUT\n"
+    "Backend pass 1: reads the initial log IN and writes the MaxPar log OUT, the\n"
+    "dependence DAG with maximum replay parallelism (tokens per CPU pair: each\n"
+    "chunk's successor token vector and predecessor token counts). IN and OUT may\n"
+    "be '-' (standard input/output); the pass streams, so it can run on a pipe\n"
+    "while the recorder is still writing, with memory bounded by the chunks of\n"
+    "two maximum silence periods (docs/backend.md).\n"
+    "  --progress        report progress on stderr (default: when it is a terminal)\n"
+    "  --compress LEVEL  zlib level 1-9 for the output blocks (default 0: none)\n";
+
+const char cmd_stitch_help[] =
+    "usage: rnr stitch [--progress] [--compress LEVEL] [--window N] IN OUT\n"
+    "Backend pass 2: reads the MaxPar log IN and writes the Stitched log OUT:\n"
+    "consecutive chunks of one thread on one CPU merge into stitched chunks as\n"
+    "long as Lamport clocks prove that no cycle forms. Fewer, larger entries;\n"
+    "less replay parallelism. IN and OUT may be '-'.\n"
+    "  --window N        close a stitched chunk whose CPU received no chunk for N\n"
+    "                    chunks of the walk (default 4096)\n"
+    "  --progress, --compress LEVEL   as for rnr maxpar\n";
+
+const char cmd_serial_help[] =
+    "usage: rnr serial [--progress] [--compress LEVEL] IN OUT\n"
+    "Backend pass 3: a total order of the DAG of IN, entries {TID, CS} with\n"
+    "consecutive entries of one thread merged: MaxPar -> Serial, Stitched ->\n"
+    "StSerial. IN and OUT may be '-'.\n"
+    "  --progress, --compress LEVEL   as for rnr maxpar\n";
+
+static int run_pass(const char *name, pass_kind kind, int argc, char **argv)
+{
+    pass_options opt = { isatty(STDERR_FILENO), 0, 0 };
+    const char *files[2];
+    int nfiles = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        uint64_t v;
+        if (strcmp(a, "--progress") == 0) {
+            opt.progress = 1;
+        } else if (strcmp(a, "--compress") == 0 || (kind == PASS_STITCH && strcmp(a, "--window") == 0)) {
+            if (i + 1 >= argc)
+                return cli_usage(name, "%s needs a value", a);
+            int compress = strcmp(a, "--compress") == 0;
+            if (cli_parse_u64(name, a, argv[++i], compress ? 0 : 1, compress ? 9 : UINT32_MAX, &v) < 0)
+                return RNR_EXIT_USAGE;
+            if (compress)
+                opt.compress = (int)v;
+            else
+                opt.window = v;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage(name, "unknown option '%s'", a);
+        } else if (nfiles < 2) {
+            files[nfiles++] = a;
+        } else {
+            return cli_usage(name, "too many arguments");
+        }
+    }
+    if (nfiles < 2)
+        return cli_usage(name, nfiles ? "missing OUT" : "missing IN and OUT");
+    if (strcmp(files[0], "-") != 0 && strcmp(files[0], files[1]) == 0)
+        return cli_usage(name, "IN and OUT are the same file");
+    char err[RNR_ERR_MAX];
+    if (pass_run_files(kind, files[0], files[1], &opt, NULL, err, sizeof err) < 0)
+        return cli_bad_input(name, "%s", err);
+    return RNR_EXIT_OK;
+}
+
+int cmd_maxpar(int argc, char **argv) { return run_pass("maxpar", PASS_MAXPAR, argc, argv); }
+int cmd_stitch(int argc, char **argv) { return run_pass("stitch", PASS_STITCH, argc, argv); }
+int cmd_serial(int argc, char **argv) { return run_pass("serial", PASS_SERIAL, argc, argv); }
