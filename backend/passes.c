@@ -332,7 +332,13 @@ int pass_run_files(pass_kind kind, const char *in_path, const char *out_path,
             unlink(out_path);
         return -1;
     }
+    if (rnr_writer_flush(out) < 0) {
+        snprintf(err, errlen, "%s", rnr_writer_error(out));
+        rnr_writer_abandon(out);
+        return -1;
+    }
     sum->out_counts = *rnr_writer_counts(out);
+    sum->out_counts.stored_bytes += RNR_BLOCK_HEADER_SIZE + 1;   /* the end block to come */
     if (rnr_writer_close(out, err, errlen) < 0)
         return -1;
     return 0;

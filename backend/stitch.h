@@ -17,7 +17,7 @@ typedef struct stitch_stats {
     uint64_t tokens_out;
     uint64_t ended_thread;     /* a stitched chunk ended: next chunk of another thread */
     uint64_t ended_clock;      /* ... a predecessor's clock could close a cycle */
-    uint64_t ended_window;     /* ... its lane was idle for `window` chunks */
+    uint64_t ended_window;     /* ... it began `window` chunks of the walk ago */
     uint64_t ended_size;       /* ... the size would overflow */
 } stitch_stats;
 
@@ -25,9 +25,9 @@ typedef struct stitch_stats {
 
 typedef struct stitcher stitcher;
 
-/* A pass over a log of CPUS lanes. A stitched chunk whose lane received no
- * chunk during WINDOW chunks of the walk is closed (so that a lane that
- * goes quiet does not hold back its successors). */
+/* A pass over a log of CPUS lanes. A stitched chunk ends at the latest
+ * WINDOW chunks of the walk after its first chunk (which bounds the pass's
+ * memory and lets a quiet lane's last stitched chunk reach the log). */
 stitcher *stitch_new(uint32_t cpus, uint64_t window, final_emit_fn emit, void *ctx);
 void stitch_free(stitcher *s);
 /* The dag_walk callback (ctx = the stitcher). */

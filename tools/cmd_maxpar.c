@@ -24,8 +24,8 @@ const char cmd_stitch_help[] =
     "consecutive chunks of one thread on one CPU merge into stitched chunks as\n"
     "long as Lamport clocks prove that no cycle forms. Fewer, larger entries;\n"
     "less replay parallelism. IN and OUT may be '-'.\n"
-    "  --window N        close a stitched chunk whose CPU received no chunk for N\n"
-    "                    chunks of the walk (default 4096)\n"
+    "  --window N        end a stitched chunk at the latest N chunks of the walk\n"
+    "                    after its first (default 4096)\n"
     "  --progress, --compress LEVEL   as for rnr maxpar\n";
 
 const char cmd_serial_help[] =
