@@ -343,3 +343,49 @@ int pass_run_files(pass_kind kind, const char *in_path, const char *out_path,
         return -1;
     return 0;
 }
+
+int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
+                    const pass_options *opt, pass_summary *sum, char *err, size_t errlen)
+{
+    pass_summary local;
+    if (!sum)
+        sum = &local;
+    memset(sum, 0, sizeof *sum);
+    memset(out, 0, sizeof *out);
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in, len, "<memory>"), err, errlen);
+    if (!r)
+        return -1;
+    const rnr_log_header *h = rnr_reader_header(r);
+    uint32_t out_kind = kind == PASS_MAXPAR ? RNR_LOG_MAXPAR
+                        : kind == PASS_STITCH ? RNR_LOG_STITCHED
+                                              : pass_serial_kind(h->kind);
+    if (!out_kind)
+        out_kind = RNR_LOG_SERIAL;     /* the pass reports the wrong input kind */
+    rnr_log_header oh;
+    pass_output_header(h, out_kind, &oh);
+    rnr_writer_opts wo = { 0, opt ? opt->compress : 0 };
+    rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(out, "<memory>"), &oh, &wo, err, errlen);
+    if (!w) {
+        rnr_reader_close(r);
+        return -1;
+    }
+    int rc;
+    if (kind == PASS_MAXPAR)
+        rc = pass_maxpar(r, w, NULL, &sum->maxpar, err, errlen);
+    else if (kind == PASS_STITCH)
+        rc = pass_stitch(r, w, opt ? opt->window : 0, NULL, &sum->stitch, &sum->dag, err, errlen);
+    else
+        rc = pass_serial(r, w, NULL, &sum->serial, &sum->dag, err, errlen);
+    sum->out_kind = out_kind;
+    sum->in_counts = *rnr_reader_counts(r);
+    rnr_reader_close(r);
+    if (rc < 0) {
+        rnr_writer_abandon(w);
+        free(out->data);
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    rnr_writer_flush(w);
+    sum->out_counts = *rnr_writer_counts(w);
+    return rnr_writer_close(w, err, errlen);
+}

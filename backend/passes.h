@@ -73,4 +73,9 @@ typedef struct pass_summary {
 int pass_run_files(pass_kind kind, const char *in_path, const char *out_path,
                    const pass_options *opt, pass_summary *sum, char *err, size_t errlen);
 
+/* The same between memory buffers: reads LEN bytes at IN, writes a new log
+ * into *OUT (the caller frees out->data; empty on failure). */
+int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
+                    const pass_options *opt, pass_summary *sum, char *err, size_t errlen);
+
 #endif
