@@ -50,8 +50,8 @@
  * Increasing times give nondecreasing destinations: the kept edges never
  * cross, and with one SV entry per CPU a chunk sends at most one token to
  * a CPU. When A is written, if the next edge (B, t_B) of the list has the
- * same destination (A's destination has TS > t_B, or neither is dumped
- * yet), A's edge is implied by B's and dropped too. */
+ * same destination (A's destination is known and has TS > t_B), A's edge
+ * is implied by B's and dropped too. */
 #include "backend/maxpar.h"
 
 #include <stdarg.h>
@@ -534,7 +534,10 @@ static int write_chunk(maxpar *m, mp_chunk *c)
             continue;                   /* dropped by a later chunk */
         mp_edge e = *edge_at(l, 0);
         const mp_edge *next = l->n > 1 ? edge_at(l, 1) : NULL;
-        int same = next && (e.dst ? e.dst->ts > next->t : 1);
+        /* Implied by the next edge if that lands in the same chunk. Not
+         * knowable for an Early edge: q's next chunk may end between the
+         * two times, so each Early edge keeps its token. */
+        int same = next && e.dst && e.dst->ts > next->t;
         l->head = (l->head + 1) & (l->cap - 1);
         l->n--;
         m->edges--;
@@ -552,8 +555,6 @@ static int write_chunk(maxpar *m, mp_chunk *c)
             edge_decided(m, e.dst);
         } else if (m->eof) {
             m->st.discarded++;          /* q never dumps a later chunk */
-        } else if (same) {
-            m->st.dropped_same++;
         } else {
             /* Early: q's next chunk to come is the destination. */
             if (!x->early) {

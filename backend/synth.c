@@ -541,13 +541,18 @@ void synth_run(const synth_config *cfg, const synth_sink *sink, synth_result *re
     }
     while (s.done < cfg->threads) {
         uint32_t c = next_core(&s);
-        s.now = s.cores[c].clock;
-        wake_blocked(&s);
-        if (s.now >= s.next_global_tick) {
+        if (s.next_global_tick <= s.cores[c].clock) {
+            /* Time passes for every RRU at least every msp/16 cycles. */
+            s.now = s.next_global_tick;
+            wake_blocked(&s);
             for (uint32_t o = 0; o < cfg->cpus; o++)
                 rru_tick(s.cores[o].rru, s.now);
             s.next_global_tick = s.now + s.tick_every;
+            driver(&s);
+            continue;
         }
+        s.now = s.cores[c].clock;
+        wake_blocked(&s);
         if (s.cores[c].thread >= 0)
             run_event(&s, c);
         else

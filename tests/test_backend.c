@@ -270,9 +270,9 @@ END_TEST
 
 /* The write bound is max(TS, latest SV time) + MSP, not TS + MSP: here A
  * (TS 100) depends on cpu 1 at 180 and B at 190; the chunk of cpu 2 with
- * TS 250 passes A.ts + MSP, yet X (TS 185, start >= 150) and Y may still
- * come, and do. Written early, A's unresolved edge would look like B's
- * (the next dumped chunk of cpu 1) and be dropped as implied. */
+ * TS 250 passes A.ts + MSP and B.ts + MSP, yet X (TS 185, start >= 150)
+ * and Y may still come, and do. Written then, A and B would send Early
+ * tokens to X, the next chunk of cpu 1, though B's destination is Y. */
 START_TEST(maxpar_waits_for_the_latest_dependence_time_before_writing)
 {
     static const ispec log[] = {

@@ -312,7 +312,7 @@ static void random_config(synth_config *c, uint64_t *rng)
 
 START_TEST(synth_log_keeps_bounded_silence_and_log_invariants)
 {
-    uint64_t seed = tu_seed(0x5e00 + (uint64_t)_i), rng = seed;
+    uint64_t seed = tu_seed(0x5e00) + (uint64_t)_i, rng = seed;
     for (int round = 0; round < 10; round++) {
         synth_config c;
         random_config(&c, &rng);
@@ -378,7 +378,7 @@ END_TEST
  * eviction, idle cpus, migrations, adversarial drains). */
 START_TEST(synth_initial_log_enforces_the_ground_truth)
 {
-    uint64_t seed = tu_seed(0x5e40 + (uint64_t)_i), rng = seed;
+    uint64_t seed = tu_seed(0x5e40) + (uint64_t)_i, rng = seed;
     for (int round = 0; round < 12; round++) {
         synth_config c;
         random_config(&c, &rng);
