@@ -177,8 +177,10 @@ static void enqueue(walker *w, uint32_t cpu, const rnr_final_chunk *c, uint64_t 
     h->c = *c;
     h->c.ptv = (rnr_ptv_entry *)(void *)(h + 1);
     h->c.stv = (uint32_t *)(void *)(h->c.ptv + c->nptv);
-    memcpy(h->c.ptv, c->ptv, c->nptv * sizeof *c->ptv);
-    memcpy(h->c.stv, c->stv, c->nstv * sizeof *c->stv);
+    if (c->nptv)
+        memcpy(h->c.ptv, c->ptv, c->nptv * sizeof *c->ptv);
+    if (c->nstv)
+        memcpy(h->c.stv, c->stv, c->nstv * sizeof *c->stv);
     h->log_index = log_index;
     h->lane_index = lane_index;
     l->q[(l->head + l->n) & (l->cap - 1)] = h;

@@ -50,6 +50,20 @@ void pass_progress_end(pass_progress *p, uint64_t done)
         fprintf(stderr, "\r%s: %llu chunks, done\n", p->name, (unsigned long long)done);
 }
 
+uint64_t pass_vm_hwm_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
 /* ---- input that tells when it is about to wait ---- */
 
 typedef struct idle_input {

@@ -27,6 +27,9 @@ void pass_progress_init(pass_progress *p, const char *name, int on);
 void pass_progress_tick(pass_progress *p, uint64_t done);
 void pass_progress_end(pass_progress *p, uint64_t done);
 
+/* This process's peak resident memory in KiB (VmHWM), 0 if unknown. */
+uint64_t pass_vm_hwm_kib(void);
+
 /* Opens PATH ("-" = standard input) for reading as a log. Before a read
  * that would wait for the producer, calls IDLE(CTX) (to flush what the
  * pass wrote so far downstream). NULL with the reason in err. */

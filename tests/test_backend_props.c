@@ -268,7 +268,8 @@ static void collect_chunk(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     k->sv = realloc(k->sv, (k->nsv + c->nsv + 1) * sizeof *k->sv);
     k->c[k->n] = *c;
     k->svoff[k->n++] = k->nsv;
-    memcpy(k->sv + k->nsv, c->sv, c->nsv * sizeof *c->sv);
+    if (c->nsv)
+        memcpy(k->sv + k->nsv, c->sv, c->nsv * sizeof *c->sv);
     k->nsv += c->nsv;
 }
 

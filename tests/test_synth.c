@@ -81,7 +81,8 @@ static void keep(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     drained *d = ctx;
     ck_assert_int_lt(d->n, 64);
     d->c[d->n] = *c;
-    memcpy(d->sv[d->n], c->sv, c->nsv * sizeof *c->sv);
+    if (c->nsv)
+        memcpy(d->sv[d->n], c->sv, c->nsv * sizeof *c->sv);
     d->c[d->n].sv = d->sv[d->n];
     d->start[d->n] = start;
     d->n++;
@@ -282,7 +283,8 @@ static void cap_chunk(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     }
     k->c[k->n] = *c;
     k->c[k->n].sv = (rnr_sv_entry *)(uintptr_t)k->nsv;   /* an offset until the end */
-    memcpy(k->sv + k->nsv, c->sv, c->nsv * sizeof *c->sv);
+    if (c->nsv)
+        memcpy(k->sv + k->nsv, c->sv, c->nsv * sizeof *c->sv);
     k->nsv += c->nsv;
     k->start[k->n++] = start;
 }
