@@ -479,10 +479,16 @@ static int emit(maxpar *m, const rnr_final_chunk *c)
     return 0;
 }
 
-static int cmp_ptv(const void *a, const void *b)
+/* PTVs are short: insertion sort by cpu. */
+static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
 {
-    const rnr_ptv_entry *x = a, *y = b;
-    return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+    for (uint32_t i = 1; i < n; i++) {
+        rnr_ptv_entry x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1].cpu > x.cpu; j--)
+            p[j] = p[j - 1];
+        p[j] = x;
+    }
 }
 
 static void hold(proxy *x, const rnr_final_chunk *c)
@@ -571,7 +577,7 @@ static int write_chunk(maxpar *m, mp_chunk *c)
         }
     }
     m->st.tokens += nstv;
-    qsort(c->ptv, c->nptv, sizeof *c->ptv, cmp_ptv);
+    sort_ptv(c->ptv, c->nptv);
     rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, c->ptv };
     proxy *x = &m->px[p];
     x->head = (x->head + 1) & (x->cap - 1);

@@ -130,10 +130,16 @@ const stitch_stats *stitch_get_stats(const stitcher *s) { return &s->st; }
 
 static group *slot(const stitcher *s, uint64_t i) { return &s->ring[i & (s->cap - 1)]; }
 
-static int cmp_ptv(const void *a, const void *b)
+/* PTVs are short: insertion sort by cpu. */
+static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
 {
-    const rnr_ptv_entry *x = a, *y = b;
-    return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+    for (uint32_t i = 1; i < n; i++) {
+        rnr_ptv_entry x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1].cpu > x.cpu; j--)
+            p[j] = p[j - 1];
+        p[j] = x;
+    }
 }
 
 /* Writes the ended groups at the head of the reorder buffer. */
@@ -175,7 +181,7 @@ static int end_group(stitcher *s, uint32_t p)
         l->ptv_count[q] = 0;
     }
     l->nptv = 0;
-    qsort(g->ptv, g->c.nptv, sizeof *g->ptv, cmp_ptv);
+    sort_ptv(g->ptv, g->c.nptv);
     g->c.stv = g->stv;
     g->c.ptv = g->ptv;
     g->ended = 1;
