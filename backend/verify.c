@@ -116,11 +116,10 @@ void verify_free(verify_ctx *v)
     free(v);
 }
 
-static const verify_ctx *sort_ctx;
-
-static int cmp_thread_order(const void *a, const void *b)
+static int cmp_thread_order(const void *a, const void *b, void *ctx)
 {
-    const ichunk *x = &sort_ctx->ch[*(const uint64_t *)a], *y = &sort_ctx->ch[*(const uint64_t *)b];
+    const verify_ctx *v = ctx;
+    const ichunk *x = &v->ch[*(const uint64_t *)a], *y = &v->ch[*(const uint64_t *)b];
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
     if (x->ts != y->ts)
@@ -206,8 +205,7 @@ verify_ctx *verify_load(rnr_reader *r, char *err, size_t errlen)
     uint64_t *by_thread = xmalloc(v->nch * sizeof *by_thread);
     for (uint64_t i = 0; i < v->nch; i++)
         by_thread[i] = i;
-    sort_ctx = v;
-    qsort(by_thread, v->nch, sizeof *by_thread, cmp_thread_order);
+    qsort_r(by_thread, v->nch, sizeof *by_thread, cmp_thread_order, v);
     v->tids = xmalloc((v->nch ? v->nch : 1) * sizeof *v->tids);
     v->tid_total = xmalloc((v->nch ? v->nch : 1) * sizeof *v->tid_total);
     for (uint64_t k = 0; k < v->nch; k++) {
@@ -430,11 +428,10 @@ static void vc_pool_free(vc_pool *p)
     free(p->free_list);
 }
 
-static const verify_ctx *req_sort_ctx;
-
-static int cmp_req_dst(const void *a, const void *b)
+static int cmp_req_dst(const void *a, const void *b, void *ctx)
 {
-    const req *x = &req_sort_ctx->req[*(const uint64_t *)a], *y = &req_sort_ctx->req[*(const uint64_t *)b];
+    const verify_ctx *v = ctx;
+    const req *x = &v->req[*(const uint64_t *)a], *y = &v->req[*(const uint64_t *)b];
     if (x->q != y->q)
         return x->q < y->q ? -1 : 1;
     return (x->b_lane > y->b_lane) - (x->b_lane < y->b_lane);
@@ -449,8 +446,7 @@ static uint64_t *lane_requirements(verify_ctx *v, uint64_t **first, uint64_t *co
     for (uint64_t i = 0; i < v->nreq; i++)
         if (v->req[i].kind != REQ_CPU)
             idx[n++] = i;
-    req_sort_ctx = v;
-    qsort(idx, n, sizeof *idx, cmp_req_dst);
+    qsort_r(idx, n, sizeof *idx, cmp_req_dst, v);
     *first = xmalloc((v->cpus + 1) * sizeof **first);
     uint64_t k = 0;
     for (uint32_t q = 0; q <= v->cpus; q++) {
@@ -706,9 +702,10 @@ int verify_final(verify_ctx *v, rnr_reader *r, verify_report *rep, char *err, si
 
 /* ---- the initial log's own DAG against the truth ---- */
 
-static int cmp_by_time(const void *a, const void *b)
+static int cmp_by_time(const void *a, const void *b, void *ctx)
 {
-    const ichunk *x = &sort_ctx->ch[*(const uint64_t *)a], *y = &sort_ctx->ch[*(const uint64_t *)b];
+    const verify_ctx *v = ctx;
+    const ichunk *x = &v->ch[*(const uint64_t *)a], *y = &v->ch[*(const uint64_t *)b];
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     if (x->cpu != y->cpu)
@@ -746,8 +743,7 @@ void verify_initial(verify_ctx *v, verify_report *rep)
     uint64_t *order = xmalloc((v->nch ? v->nch : 1) * sizeof *order);
     for (uint64_t i = 0; i < v->nch; i++)
         order[i] = i;
-    sort_ctx = v;
-    qsort(order, v->nch, sizeof *order, cmp_by_time);
+    qsort_r(order, v->nch, sizeof *order, cmp_by_time, v);
     lane_walk w;
     memset(&w, 0, sizeof w);
     w.k = k;

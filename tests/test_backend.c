@@ -553,6 +553,65 @@ START_TEST(dag_walk_matches_tokens_in_order)
 }
 END_TEST
 
+/* Logs that break what MaxPar assumes (random times, dependences far in
+ * the future, no bounded silence): the pass fails with a message or writes
+ * a log that replays; with the MSP unknown it waits for the end and its
+ * log must then enforce every dependence, whatever the dump order. */
+START_TEST(maxpar_survives_random_logs_that_break_its_assumptions)
+{
+    uint64_t seed = tu_seed(0xbad10) + (uint64_t)_i, rng = seed;
+    for (int round = 0; round < 60; round++) {
+        uint32_t cpus = 1 + (uint32_t)tu_below(&rng, 6);
+        uint64_t msp = tu_below(&rng, 3) == 0 ? 0 : 1 + tu_below(&rng, 500);
+        size_t n = 1 + tu_below(&rng, 60);
+        ispec *log = calloc(n, sizeof *log);
+        char (*sv)[128] = calloc(n, sizeof *sv);
+        uint64_t ts[8] = { 0 };
+        for (size_t i = 0; i < n; i++) {
+            uint32_t cpu = (uint32_t)tu_below(&rng, cpus);
+            ts[cpu] += tu_below(&rng, 4) ? tu_below(&rng, 100) : tu_below(&rng, 5000);
+            /* Threads never migrate: no thread order beyond the recorded
+             * dependences (nothing serializes these random logs). */
+            log[i] = (ispec){ cpu, 10 * cpu + (uint32_t)tu_below(&rng, 3), ts[cpu], 1 + tu_below(&rng, 50), NULL };
+            size_t at = 0;
+            for (uint32_t q = 0; q < cpus; q++) {
+                if (q == cpu || tu_below(&rng, 3))
+                    continue;
+                at += (size_t)snprintf(sv[i] + at, sizeof sv[i] - at, "%s%u@%llu", at ? "," : "", q,
+                                       (unsigned long long)(ts[cpu] + tu_below(&rng, 2) * tu_below(&rng, 800)));
+            }
+            log[i].sv = at ? sv[i] : NULL;
+        }
+        rnr_membuf in = initial_log(cpus, msp, log, n), mp;
+        char err[RNR_ERR_MAX] = "";
+        int rc = pass_run_memory(PASS_MAXPAR, in.data, in.len, &mp, NULL, NULL, err, sizeof err);
+        ck_assert_msg(rc == 0 || (rc == -1 && *err), "seed %#llx: failed without a message",
+                      (unsigned long long)seed);
+        if (rc == 0) {
+            pass_summary s;
+            rnr_membuf st = run(PASS_STITCH, &mp, &s), se = run(PASS_SERIAL, &st, &s);
+            verify_report rep = check(&in, &mp);
+            if (msp == 0)
+                ck_assert_msg(rep.ok, "seed %#llx round %d: %s", (unsigned long long)seed, round, rep.message);
+            if (rep.ok) {
+                rep = check(&in, &st);
+                ck_assert_msg(rep.ok, "seed %#llx round %d: stitched: %s", (unsigned long long)seed, round,
+                              rep.message);
+                rep = check(&in, &se);
+                ck_assert_msg(rep.ok, "seed %#llx round %d: stserial: %s", (unsigned long long)seed, round,
+                              rep.message);
+            }
+            free(st.data);
+            free(se.data);
+            free(mp.data);
+        }
+        free(in.data);
+        free(log);
+        free(sv);
+    }
+}
+END_TEST
+
 TU_SUITE(backend)
 {
     Suite *s = suite_create("backend");
@@ -563,6 +622,7 @@ TU_SUITE(backend)
     tcase_add_test(tc, maxpar_waits_for_the_latest_dependence_time_before_writing);
     tcase_add_test(tc, maxpar_rejects_logs_that_break_bounded_silence);
     tcase_add_test(tc, maxpar_without_msp_writes_at_the_end);
+    tcase_add_loop_test(tc, maxpar_survives_random_logs_that_break_its_assumptions, 0, 10);
     tc = tu_tcase(s, "stitch", 20);
     tcase_add_test(tc, stitch_never_creates_a_cycle_when_two_lanes_stitch);
     tcase_add_test(tc, stitch_sends_one_token_per_cpu_per_stitched_chunk);
