@@ -60,9 +60,13 @@ FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
 
 .DEFAULT_GOAL := all
-.PHONY: all check test unit integration asan valgrind fuzz demo bench install clean deps guest
+.PHONY: all check test asan valgrind valgrind-run fuzz demo demo-run bench bench-run install install-check man clean deps guest
 .SUFFIXES:
 .DELETE_ON_ERROR:
+.SECONDARY:
+
+# Modules append their benchmark targets (bench-NAME) to this.
+BENCH_TARGETS :=
 
 # Component libraries, lowest layer last (the link order).
 LIBS_ORDER := replayer backend driver rru formats
@@ -106,6 +110,7 @@ deps:
 # sanitizer run; every earlier stage stops the run if it fails.
 check: deps
 	$(MAKE) guest
+	$(MAKE) VARIANT=release install-check
 	$(MAKE) VARIANT=fuzz fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	$(MAKE) VARIANT=release test
 	$(MAKE) VARIANT=asan test
@@ -113,10 +118,31 @@ check: deps
 asan:
 	$(MAKE) VARIANT=asan test
 
+bench: deps
+	$(MAKE) guest
+	$(MAKE) VARIANT=release bench-run
+
+bench-run: $(RNR) $(BENCH_TARGETS)
+	@echo "bench: done ($(words $(BENCH_TARGETS)) benchmarks)"
+
+demo: deps
+	$(MAKE) guest
+	$(MAKE) VARIANT=release demo-run
+
+demo-run: $(RNR)
+	@tools/demo $(abspath $(RNR)) $(abspath build/demo)
+
 valgrind:
 	$(MAKE) VARIANT=debug valgrind-run
 
-install: $(RNR)
+MANPAGE := $(BUILD)/man/rnr.1
+$(MANPAGE): $(RNR) tools/mkman
+	@mkdir -p $(dir $@)
+	tools/mkman $(RNR) $@
+
+man: $(MANPAGE)
+
+install: $(RNR) $(formats_LIB) $(MANPAGE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/rnr/formats $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(RNR) $(DESTDIR)$(PREFIX)/bin/rnr
@@ -124,7 +150,14 @@ install: $(RNR)
 	install -m 644 $(formats_HEADERS) $(DESTDIR)$(PREFIX)/include/rnr/formats/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(RNR_VERSION)|g' \
 	    formats/rnr-formats.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rnr-formats.pc
-	install -m 644 docs/rnr.1 $(DESTDIR)$(PREFIX)/share/man/man1/rnr.1
+	install -m 644 $(MANPAGE) $(DESTDIR)$(PREFIX)/share/man/man1/rnr.1
+
+# Installs into a scratch prefix and builds a program against the installed
+# library through pkg-config, as a user of libformats would.
+install-check:
+	rm -rf $(BUILD)/install-check
+	$(MAKE) install PREFIX=$(abspath $(BUILD)/install-check)
+	tools/install-check $(abspath $(BUILD)/install-check)
 
 clean:
 	rm -rf build bin $(GENERATED)

@@ -41,7 +41,7 @@ void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t
     for (uint32_t i = 0; i < c->nstv; i++)
         at = add(buf, n, at, "%s%u", i ? "," : " stv ", c->stv[i]);
     for (uint32_t i = 0; i < c->nptv; i++)
-        at = add(buf, n, at, "%s%ux%u", i ? "," : " ptv ", c->ptv[i].cpu, c->ptv[i].count);
+        at = add(buf, n, at, "%s%u:%u", i ? "," : " ptv ", c->ptv[i].cpu, c->ptv[i].count);
 }
 
 static void dump_input(FILE *out, const rnr_input_record *r)
@@ -53,6 +53,10 @@ static void dump_input(FILE *out, const rnr_input_record *r)
         return;
     case RNR_IN_CSR:
         fprintf(out, "csr 0x%03" PRIx64 " = %" PRIu64 "\n", r->nr, (uint64_t)r->value);
+        return;
+    case RNR_IN_SC:
+        fprintf(out, "sc %" PRIu64 " at 0x%" PRIx64 " = %" PRIu64 "\n", r->nr, r->addr,
+                (uint64_t)r->value);
         return;
     default:
         break;

@@ -4,7 +4,8 @@
  *   [tid]  varint  present when tid differs from the previous record's
  *   SYSCALL: nr varint, value zigzag varint
  *   CSR:     nr varint, value varint (the 64-bit pattern)
- *   MEM, START: addr varint, len varint, len bytes */
+ *   MEM, START: addr varint, len varint, len bytes
+ *   SC:      nr varint, value varint, addr varint */
 #include <stdio.h>
 
 #include "formats/codec.h"
@@ -45,6 +46,11 @@ void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
     case RNR_IN_CSR:
         buf_put_varint(out, r->nr);
         buf_put_varint(out, (uint64_t)r->value);
+        break;
+    case RNR_IN_SC:
+        buf_put_varint(out, r->nr);
+        buf_put_varint(out, (uint64_t)r->value);
+        buf_put_varint(out, r->addr);
         break;
     default:
         buf_put_varint(out, r->addr);
@@ -89,6 +95,12 @@ int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err
         GET(r->nr, "csr number");
         GET(v, "csr value");
         r->value = (int64_t)v;
+        break;
+    case RNR_IN_SC:
+        GET(r->nr, "sc ordinal");
+        GET(v, "sc result");
+        r->value = (int64_t)v;
+        GET(r->addr, "sc address");
         break;
     case RNR_IN_MEM:
     case RNR_IN_START:

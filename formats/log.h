@@ -93,8 +93,10 @@ typedef enum rnr_input_type {
     RNR_IN_MEM = 2,      /* bytes the preceding syscall of tid wrote at addr */
     RNR_IN_CSR = 3,      /* nr = CSR number (time, cycle, instret), value read */
     RNR_IN_START = 4,    /* process start: bytes placed at addr (AT_RANDOM...) */
+    RNR_IN_SC = 5,       /* a store-conditional's outcome: nr = the thread's SC
+                          * ordinal, value = what SC wrote to rd, addr = its address */
 } rnr_input_type;
-#define RNR_IN_TYPE_MAX 4
+#define RNR_IN_TYPE_MAX 5
 
 /* A record of the input log, per thread in program order. */
 typedef struct rnr_input_record {

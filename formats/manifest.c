@@ -215,34 +215,29 @@ static int unescape(char *s)
     return 0;
 }
 
-rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen)
+rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name, char *err,
+                                 size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
     rnr_manifest *m = rnr_manifest_new();
-    char *line = NULL;
-    size_t cap = 0, total = 0;
-    ssize_t len;
-    unsigned lineno = 0;
     const char *problem = NULL;
+    unsigned lineno = 0;
     int have_version = 0;
-    while ((len = getline(&line, &cap, f)) >= 0) {
+    char *line = xmalloc(len + 1);
+    size_t at = 0;
+    if (len > MANIFEST_MAX_BYTES)
+        problem = "manifest is larger than 16 MiB";
+    while (!problem && at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        memcpy(line, text + at, n);
+        line[n] = '\0';
+        at += n + (nl != NULL);
         lineno++;
-        total += (size_t)len;
-        if (total > MANIFEST_MAX_BYTES) {
-            problem = "manifest is larger than 16 MiB";
-            break;
-        }
-        if (len > 0 && line[len - 1] == '\n')
-            line[--len] = '\0';
-        if ((size_t)len != strlen(line)) {
+        if (strlen(line) != n) {
             problem = "NUL byte in line";
             break;
         }
-        if (len == 0 || line[0] == '#')
+        if (n == 0 || line[0] == '#')
             continue;
         char *eq = strstr(line, " = ");
         if (!eq) {
@@ -273,21 +268,57 @@ rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen)
         }
         rnr_manifest_set(m, line, value);
     }
-    if (!problem && ferror(f))
-        problem = strerror(errno);
+    free(line);
     if (!problem && !have_version) {
         problem = "not an rnr manifest (no 'rnr-manifest = 1' line)";
         lineno = 0;
     }
-    free(line);
-    fclose(f);
     if (problem) {
         if (lineno)
-            snprintf(err, errlen, "%s: line %u: %s", path, lineno, problem);
+            snprintf(err, errlen, "%s: line %u: %s", name, lineno, problem);
         else
-            snprintf(err, errlen, "%s: %s", path, problem);
+            snprintf(err, errlen, "%s: %s", name, problem);
         rnr_manifest_free(m);
         return NULL;
     }
+    return m;
+}
+
+rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, len = 0;
+    char *text = xmalloc(cap);
+    for (;;) {
+        if (len == cap) {
+            if (cap > MANIFEST_MAX_BYTES) {
+                break;
+            }
+            cap *= 2;
+            char *p = realloc(text, cap);
+            if (!p) {
+                fputs("rnr: out of memory\n", stderr);
+                abort();
+            }
+            text = p;
+        }
+        size_t n = fread(text + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        snprintf(err, errlen, "%s: read error", path);
+        free(text);
+        return NULL;
+    }
+    rnr_manifest *m = rnr_manifest_parse(text, len, path, err, errlen);
+    free(text);
     return m;
 }

@@ -17,6 +17,10 @@ void rnr_manifest_free(rnr_manifest *m);
 /* Parses PATH; NULL with "PATH: line N: problem" in err. Missing
  * `rnr-manifest` version line or another version is an error. */
 rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen);
+/* Parses LEN bytes of manifest text (NAME is used in messages), as
+ * rnr_manifest_load does for a file. */
+rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name, char *err,
+                                 size_t errlen);
 /* Writes PATH atomically (temporary file + rename); 0 or -1 with err. */
 int rnr_manifest_save(const rnr_manifest *m, const char *path, char *err, size_t errlen);
 

@@ -34,7 +34,7 @@ test: $(TEST_BIN) $(RNR)
 	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=$(TIMEOUT_MULT_$(VARIANT)) $(TEST_BIN)
 
 valgrind-run: $(TEST_BIN) $(RNR)
-	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --leak-check=full \
+	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --trace-children=yes --leak-check=full \
 	    --errors-for-leak-kinds=definite,indirect --error-exitcode=1 $(TEST_BIN)
 
 # Fuzzing (VARIANT=fuzz, clang): each target links the components it needs.
@@ -61,3 +61,18 @@ else
 fuzz:
 	$(MAKE) VARIANT=fuzz fuzz
 endif
+
+# Benchmark programs: tests/bench/bench_NAME.c -> $(BUILD)/bench/bench_NAME,
+# run by `make bench` through the bench-NAME targets of each module.
+BENCH_SRCS := $(sort $(wildcard tests/bench/bench_*.c))
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+DEPFILES   += $(patsubst %.c,$(BUILD)/obj/%.d,$(BENCH_SRCS))
+
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(ALL_LIBS) $(LDLIBS)
+
+BENCH_TARGETS += bench-formats
+.PHONY: bench-formats
+bench-formats: $(BUILD)/bench/bench_formats
+	$(BUILD)/bench/bench_formats $(BUILD)/bench/formats.log

@@ -72,9 +72,11 @@ static void random_model(model *m, uint32_t kind, uint32_t cpus, size_t n, uint6
             rnr_input_record *in = &r->in;
             in->type = 1 + (uint32_t)tu_below(rng, RNR_IN_TYPE_MAX);
             in->tid = tid;
-            if (in->type == RNR_IN_SYSCALL || in->type == RNR_IN_CSR) {
+            if (in->type == RNR_IN_SYSCALL || in->type == RNR_IN_CSR || in->type == RNR_IN_SC) {
                 in->nr = tu_below(rng, 500);
                 in->value = extreme ? INT64_MIN : (int64_t)tu_rand(rng) >> tu_below(rng, 64);
+                if (in->type == RNR_IN_SC)
+                    in->addr = tu_rand(rng) >> tu_below(rng, 64);
             } else {
                 in->addr = tu_rand(rng) >> tu_below(rng, 64);
                 in->len = tu_below(rng, sizeof r->data);
@@ -650,6 +652,39 @@ START_TEST(formats_manifest_roundtrip_and_errors)
 }
 END_TEST
 
+/* The bytes of the worked example in docs/formats.md: if the encoding
+ * changes, this fails until the document (and the version) are updated. */
+START_TEST(formats_encoding_matches_documented_example)
+{
+    static const uint8_t want[] = {
+        0x89, 0x52, 0x4e, 0x52, 0x4c, 0x4f, 0x47, 0x0a, 0x01, 0x00, 0x03, 0x00, 0x02, 0x00, 0x00, 0x00,
+        0xa0, 0x86, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x4d, 0xd4, 0x3b, 0xd6,
+        0x11, 0x00, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x44, 0xeb, 0x23, 0xfd, 0x07, 0x00, 0x07, 0xac, 0x02, 0x01, 0x01, 0x0b, 0x01, 0x08, 0x96, 0x01,
+        0x01, 0x00, 0x01, 0x00, 0x14, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x02, 0x00, 0x00, 0x00, 0xa1, 0xe1, 0x16, 0x70, 0x03,
+    };
+    rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 2, .msp = 100000 };
+    rnr_membuf out = { 0 };
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "ex"), &h, NULL, err, sizeof err);
+    uint32_t stv[1] = { 1 };
+    rnr_ptv_entry ptv[1] = { { 0, 1 } };
+    rnr_final_chunk a = { .cpu = 0, .tid = 7, .cs = 300, .nstv = 1, .stv = stv };
+    rnr_final_chunk b = { .cpu = 1, .tid = 8, .cs = 150, .nptv = 1, .ptv = ptv };
+    rnr_final_chunk c = { .cpu = 1, .tid = 8, .cs = 20 };
+    ck_assert_int_eq(rnr_writer_put_final(w, &a), 0);
+    ck_assert_int_eq(rnr_writer_put_final(w, &b), 0);
+    ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    ck_assert_uint_eq(out.len, sizeof want);
+    ck_assert_mem_eq(out.data, want, sizeof want);
+    free(out.data);
+}
+END_TEST
+
 TU_SUITE(formats)
 {
     Suite *s = suite_create("formats");
@@ -663,6 +698,7 @@ TU_SUITE(formats)
     tcase_add_test(tc, formats_rejects_trailing_data_and_wrong_kind);
     tc = tu_tcase(s, "schema", 20);
     tcase_add_test(tc, formats_writer_rejects_invalid_records);
+    tcase_add_test(tc, formats_encoding_matches_documented_example);
     tc = tu_tcase(s, "stream", 20);
     tcase_add_test(tc, formats_reader_consumes_pipe_while_written);
     tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);
