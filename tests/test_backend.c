@@ -28,7 +28,7 @@ typedef struct fspec {
     uint32_t cpu, tid;
     uint64_t cs;
     const char *stv;             /* "1,3" or NULL */
-    const char *ptv;             /* "0x1,2x2" or NULL */
+    const char *ptv;             /* "0:1,2:2" (cpu:count) or NULL */
 } fspec;
 
 static rnr_membuf initial_log(uint32_t cpus, uint64_t msp, const ispec *s, size_t n)
@@ -78,7 +78,7 @@ static rnr_membuf final_log(uint32_t kind, uint32_t cpus, const fspec *s, size_t
         for (const char *p = s[i].ptv; p && *p;) {
             unsigned cpu, count;
             int used;
-            ck_assert_int_eq(sscanf(p, "%ux%u%n", &cpu, &count, &used), 2);
+            ck_assert_int_eq(sscanf(p, "%u:%u%n", &cpu, &count, &used), 2);
             ptv[c.nptv++] = (rnr_ptv_entry){ cpu, count };
             p += used + (p[used] == ',');
         }
@@ -167,11 +167,11 @@ START_TEST(maxpar_reference_example_defers_early_and_discards_dependences)
     rnr_membuf mp = run(PASS_MAXPAR, &in, &s);
     static const char *const want[] = {
         "cpu 0 tid 10 cs 100 stv 1,3",       /* C00 */
-        "cpu 1 tid 11 cs 200 stv 2 ptv 0x1", /* C10 */
-        "cpu 2 tid 12 cs 150 stv 1 ptv 1x1", /* C20 */
+        "cpu 1 tid 11 cs 200 stv 2 ptv 0:1", /* C10 */
+        "cpu 2 tid 12 cs 150 stv 1 ptv 1:1", /* C20 */
         "cpu 0 tid 10 cs 250",               /* C01 + C02 */
-        "cpu 1 tid 11 cs 250 ptv 2x1",       /* C11: its dependence to cpu 2 discarded */
-        "cpu 3 tid 13 cs 200 ptv 0x1",       /* C30: the deferred token */
+        "cpu 1 tid 11 cs 250 ptv 2:1",       /* C11: its dependence to cpu 2 discarded */
+        "cpu 3 tid 13 cs 200 ptv 0:1",       /* C30: the deferred token */
     };
     expect_records(&mp, want, N(want));
     ck_assert_uint_eq(s.maxpar.tokens, 4);
@@ -186,10 +186,10 @@ START_TEST(maxpar_reference_example_defers_early_and_discards_dependences)
     rnr_membuf st = run(PASS_STITCH, &mp, NULL);
     static const char *const want_st[] = {
         "cpu 0 tid 10 cs 350 stv 1,3",       /* C00 + C01 + C02 */
-        "cpu 1 tid 11 cs 200 stv 2 ptv 0x1",
-        "cpu 2 tid 12 cs 150 stv 1 ptv 1x1",
-        "cpu 1 tid 11 cs 250 ptv 2x1",       /* C11 cannot join C10: it waits for C20 */
-        "cpu 3 tid 13 cs 200 ptv 0x1",
+        "cpu 1 tid 11 cs 200 stv 2 ptv 0:1",
+        "cpu 2 tid 12 cs 150 stv 1 ptv 1:1",
+        "cpu 1 tid 11 cs 250 ptv 2:1",       /* C11 cannot join C10: it waits for C20 */
+        "cpu 3 tid 13 cs 200 ptv 0:1",
     };
     expect_records(&st, want_st, N(want_st));
     rep = check(&in, &st);
@@ -232,7 +232,7 @@ START_TEST(maxpar_drops_crossing_edge)
     static const char *const want[] = {
         "cpu 0 tid 1 cs 5",
         "cpu 0 tid 2 cs 5 stv 1",
-        "cpu 1 tid 3 cs 5 ptv 0x1",
+        "cpu 1 tid 3 cs 5 ptv 0:1",
         "cpu 1 tid 4 cs 5",
     };
     expect_records(&mp, want, N(want));
@@ -259,7 +259,7 @@ START_TEST(maxpar_drops_edge_with_the_same_destination_as_a_later_one)
     static const char *const want[] = {
         "cpu 0 tid 1 cs 5",
         "cpu 0 tid 2 cs 5 stv 1",
-        "cpu 1 tid 3 cs 5 ptv 0x1",
+        "cpu 1 tid 3 cs 5 ptv 0:1",
     };
     expect_records(&mp, want, N(want));
     ck_assert_uint_eq(s.maxpar.dropped_same, 1);
@@ -287,8 +287,8 @@ START_TEST(maxpar_waits_for_the_latest_dependence_time_before_writing)
     static const char *const want[] = {
         "cpu 0 tid 1 cs 5 stv 1",
         "cpu 0 tid 2 cs 5 stv 1",
-        "cpu 1 tid 4 cs 5 ptv 0x1",
-        "cpu 1 tid 5 cs 5 ptv 0x1",
+        "cpu 1 tid 4 cs 5 ptv 0:1",
+        "cpu 1 tid 5 cs 5 ptv 0:1",
         "cpu 2 tid 3 cs 5",
     };
     expect_records(&mp, want, N(want));
@@ -352,16 +352,16 @@ START_TEST(stitch_never_creates_a_cycle_when_two_lanes_stitch)
     static const fspec log[] = {
         { 0, 1, 10, "1", NULL },     /* a1 */
         { 1, 2, 10, "0", NULL },     /* b1 */
-        { 0, 1, 10, NULL, "1x1" },   /* a2 */
-        { 1, 2, 10, NULL, "0x1" },   /* b2 */
+        { 0, 1, 10, NULL, "1:1" },   /* a2 */
+        { 1, 2, 10, NULL, "0:1" },   /* b2 */
     };
     rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 2, log, N(log));
     pass_summary s;
     rnr_membuf st = run(PASS_STITCH, &mp, &s);
     static const char *const want[] = {
         "cpu 0 tid 1 cs 10 stv 1",
-        "cpu 1 tid 2 cs 20 stv 0 ptv 0x1",
-        "cpu 0 tid 1 cs 10 ptv 1x1",
+        "cpu 1 tid 2 cs 20 stv 0 ptv 0:1",
+        "cpu 0 tid 1 cs 10 ptv 1:1",
     };
     expect_records(&st, want, N(want));
     ck_assert_uint_eq(s.stitch.ended_clock, 1);
@@ -381,14 +381,14 @@ START_TEST(stitch_sends_one_token_per_cpu_per_stitched_chunk)
     static const fspec log[] = {
         { 0, 1, 10, "1", NULL },
         { 0, 1, 10, "1", NULL },
-        { 1, 2, 10, NULL, "0x1" },
-        { 1, 2, 10, NULL, "0x1" },
+        { 1, 2, 10, NULL, "0:1" },
+        { 1, 2, 10, NULL, "0:1" },
     };
     rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 2, log, N(log));
     rnr_membuf st = run(PASS_STITCH, &mp, NULL);
     static const char *const want[] = {
         "cpu 0 tid 1 cs 20 stv 1",
-        "cpu 1 tid 2 cs 20 ptv 0x1",
+        "cpu 1 tid 2 cs 20 ptv 0:1",
     };
     expect_records(&st, want, N(want));
     free(mp.data);
@@ -401,7 +401,7 @@ END_TEST
 START_TEST(serial_orders_a_log_that_is_not_topological)
 {
     static const fspec log[] = {
-        { 1, 2, 7, NULL, "0x2" },    /* needs both tokens of cpu 0 */
+        { 1, 2, 7, NULL, "0:2" },    /* needs both tokens of cpu 0 */
         { 0, 1, 5, "1", NULL },
         { 1, 2, 3, NULL, NULL },
         { 0, 1, 4, "1", NULL },
@@ -421,8 +421,8 @@ END_TEST
 START_TEST(serial_rejects_a_log_that_cannot_be_replayed)
 {
     static const fspec cycle[] = {
-        { 0, 1, 5, "1", "1x1" },
-        { 1, 2, 5, "0", "0x1" },
+        { 0, 1, 5, "1", "1:1" },
+        { 1, 2, 5, "0", "0:1" },
     };
     rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 2, cycle, N(cycle)), out;
     char err[RNR_ERR_MAX] = "";
@@ -440,11 +440,11 @@ START_TEST(verify_names_the_first_dependence_a_log_violates)
     /* The MaxPar log of the example without C10's token to cpu 2. */
     static const fspec broken[] = {
         { 0, 10, 100, "1,3", NULL },
-        { 1, 11, 200, NULL, "0x1" },
+        { 1, 11, 200, NULL, "0:1" },
         { 2, 12, 150, "1", NULL },
         { 0, 10, 250, NULL, NULL },
-        { 1, 11, 250, NULL, "2x1" },
-        { 3, 13, 200, NULL, "0x1" },
+        { 1, 11, 250, NULL, "2:1" },
+        { 3, 13, 200, NULL, "0:1" },
     };
     rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 4, broken, N(broken));
     verify_report rep = check(&in, &mp);
@@ -484,12 +484,12 @@ START_TEST(verify_rejects_cycles_threads_and_sizes_that_do_not_match)
 {
     rnr_membuf in = initial_log(4, 250, reference_example, N(reference_example));
     static const fspec cycle[] = {
-        { 0, 10, 100, "1,3", "1x1" },
-        { 1, 11, 200, "0,2", "0x1" },
-        { 2, 12, 150, "1", "1x1" },
+        { 0, 10, 100, "1,3", "1:1" },
+        { 1, 11, 200, "0,2", "0:1" },
+        { 2, 12, 150, "1", "1:1" },
         { 0, 10, 250, NULL, NULL },
-        { 1, 11, 250, NULL, "2x1" },
-        { 3, 13, 200, NULL, "0x1" },
+        { 1, 11, 250, NULL, "2:1" },
+        { 3, 13, 200, NULL, "0:1" },
     };
     rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 4, cycle, N(cycle));
     verify_report rep = check(&in, &mp);
@@ -498,11 +498,11 @@ START_TEST(verify_rejects_cycles_threads_and_sizes_that_do_not_match)
     free(mp.data);
     static const fspec tid[] = {
         { 0, 10, 100, "1,3", NULL },
-        { 1, 11, 200, "2", "0x1" },
-        { 2, 12, 150, "1", "1x1" },
+        { 1, 11, 200, "2", "0:1" },
+        { 2, 12, 150, "1", "1:1" },
         { 0, 10, 250, NULL, NULL },
-        { 1, 14, 250, NULL, "2x1" },
-        { 3, 13, 200, NULL, "0x1" },
+        { 1, 14, 250, NULL, "2:1" },
+        { 3, 13, 200, NULL, "0:1" },
     };
     mp = final_log(RNR_LOG_MAXPAR, 4, tid, N(tid));
     rep = check(&in, &mp);
@@ -535,8 +535,8 @@ START_TEST(dag_walk_matches_tokens_in_order)
         { 0, 1, 1, "1", NULL },      /* 0.0 */
         { 0, 1, 1, "1", NULL },      /* 0.1 */
         { 0, 1, 1, "1", NULL },      /* 0.2 */
-        { 1, 2, 1, NULL, "0x2" },    /* 1.0 <- 0.0, 0.1 */
-        { 1, 2, 1, NULL, "0x1" },    /* 1.1 <- 0.2 */
+        { 1, 2, 1, NULL, "0:2" },    /* 1.0 <- 0.0, 0.1 */
+        { 1, 2, 1, NULL, "0:1" },    /* 1.1 <- 0.2 */
         { 0, 1, 1, "1", NULL },      /* 0.3: never awaited */
     };
     rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 2, log, N(log));
