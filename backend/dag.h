@@ -50,6 +50,9 @@ typedef struct dag_result {
     uint32_t stuck_awaits, stuck_have;    /* tokens it awaits from stuck_from, and sent */
 } dag_result;
 
+/* Receives the chunks a pass writes, in order; 0, or -1 to stop it. */
+typedef int (*final_emit_fn)(void *ctx, const rnr_final_chunk *c);
+
 /* Walks the final log R (any final kind; Serial and StSerial are one lane).
  * 0 when the log was read to its end (check res->stuck), -1 on a read
  * error (message in err) or when FN stopped the walk. */

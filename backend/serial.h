@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "backend/dag.h"
-#include "backend/stitch.h"
 
 typedef struct serializer serializer;
 

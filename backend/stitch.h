@@ -10,8 +10,6 @@
 
 #include "backend/dag.h"
 
-typedef int (*final_emit_fn)(void *ctx, const rnr_final_chunk *c);
-
 typedef struct stitch_stats {
     uint64_t chunks_in, chunks_out;
     uint64_t tokens_out;

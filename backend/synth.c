@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/passes.h"
 #include "formats/manifest.h"
 
 void synth_config_default(synth_config *c, uint32_t cpus)
@@ -186,6 +187,7 @@ static void emit_chunk(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     s->res->chunks++;
     s->res->instructions += c->cs;
     s->sink->chunk(s->sink->ctx, c, start);
+    pass_progress_tick(s->cfg->progress, s->res->chunks);
 }
 
 /* Plans the next drain of core C: eagerly now, or at a random time before

@@ -37,6 +37,7 @@ typedef struct synth_config {
     uint64_t miss_latency;     /* cycles per bus transaction (jittered +-50%) */
     int adversarial;           /* drain each buffer at random times up to its deadline */
     rru_config rru;
+    struct pass_progress *progress;  /* reports chunks drained, or NULL */
 } synth_config;
 
 /* Defaults for CPUS cores: one thread per core, 200000 instructions each,

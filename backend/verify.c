@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend/dag.h"
+#include "backend/passes.h"
 
 enum { REQ_DEP = 0, REQ_THREAD = 1, REQ_CPU = 2, REQ_TRUTH = 3 };
 
@@ -59,7 +60,10 @@ struct verify_ctx {
     uint64_t ndep, ndiscarded, norder, ntruth;
     truth_dep *truth;        /* copies of the truth dependences, for messages */
     uint64_t ntruth_deps;
+    pass_progress *progress;
 };
+
+void verify_set_progress(verify_ctx *v, pass_progress *p) { v->progress = p; }
 
 static void *xmalloc(size_t n)
 {
@@ -493,6 +497,7 @@ static int lane_visit(void *ctx, const dag_node *n, uint64_t out[2])
     uint32_t q = c->cpu;
     uint64_t start = w->pos[q], end = start + c->cs;
     w->k.rep->final_chunks++;
+    pass_progress_tick(v->progress, w->k.rep->final_chunks);
     if (end > v->lane_total[q] || end < start) {
         structural(&w->k, "cpu %u chunk %" PRIu64 " (record %" PRIu64 ") runs instructions %" PRIu64
                    "..%" PRIu64 " of the cpu, which recorded only %" PRIu64,
@@ -623,6 +628,7 @@ static int verify_serial(verify_ctx *v, rnr_reader *r, checker *k, char *err, si
     uint64_t entry = 0;
     while ((rc = rnr_reader_next_final(r, &c)) == 1) {
         k->rep->final_chunks++;
+        pass_progress_tick(v->progress, k->rep->final_chunks);
         int64_t t = tid_index(v, c.tid);
         if (t < 0) {
             structural(k, "entry %" PRIu64 " runs thread %u, which the initial log does not have",

@@ -42,6 +42,11 @@ typedef struct verify_report {
     char message[640];             /* the first problem, when !ok */
 } verify_report;
 
+/* Reports the chunks checked on P (a pass_progress, backend/passes.h) from
+ * now on; NULL: none. */
+struct pass_progress;
+void verify_set_progress(verify_ctx *v, struct pass_progress *p);
+
 /* Checks the final log R. 0 when R was read (see report->ok), -1 with err
  * when R cannot be read. */
 int verify_final(verify_ctx *v, rnr_reader *r, verify_report *rep, char *err, size_t errlen);

@@ -98,6 +98,10 @@ static int stats_dir(const char *dir)
     const char *prog = rnr_manifest_get(m, "program");
     printf("bundle: %s\nprogram: %s\ninstructions: %s%" PRIu64 "\n", dir, prog ? prog : "?",
            have_insns ? "" : "unknown ", insns);
+    uint64_t cycles;
+    if (rnr_manifest_get_u64(m, "cycles", &cycles) == 0)
+        printf("recorded cycles: %" PRIu64 " (compare: rnr stats on a final log, replay.cycles.wN)\n",
+               cycles);
     printf("%-10s %10s %8s %12s %12s %12s %10s %10s %12s %9s\n", "log", "records", "threads",
            "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib", "crit.path",
            "parallel");

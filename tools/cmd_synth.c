@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "backend/passes.h"
 #include "backend/synth.h"
 #include "tools/cli.h"
 
@@ -38,7 +41,8 @@ const char cmd_synth_help[] =
     "Driver:\n"
     "  --drain eager|adversarial   drain RRU buffers at once, or at random\n"
     "                     times up to the bounded-silence deadline (default)\n"
-    "  --no-truth         do not write truth.deps\n";
+    "  --no-truth         do not write truth.deps\n"
+    "  --progress         report progress on stderr (default: when it is a terminal)\n";
 
 static int parse_double(const char *opt, const char *s, double lo, double hi, double *out)
 {
@@ -62,11 +66,15 @@ int cmd_synth(int argc, char **argv)
             return RNR_EXIT_USAGE;
     synth_config_default(&c, (uint32_t)cpus);
     const char *dir = NULL;
-    int truth = 1, threads_set = 0;
+    int truth = 1, threads_set = 0, progress = isatty(STDERR_FILENO);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--no-truth") == 0) {
             truth = 0;
+            continue;
+        }
+        if (strcmp(a, "--progress") == 0) {
+            progress = 1;
             continue;
         }
         if (a[0] != '-')
@@ -163,8 +171,12 @@ int cmd_synth(int argc, char **argv)
     if (synth_config_check(&c, err, sizeof err) < 0)
         return cli_usage("synth", "%s", err);
     synth_result r;
+    pass_progress pr;
+    pass_progress_init(&pr, "synth", progress);
+    c.progress = &pr;
     if (synth_bundle(&c, dir, truth, &r, err, sizeof err) < 0)
         return cli_bad_input("synth", "%s", err);
+    pass_progress_end(&pr, r.chunks);
     printf("bundle: %s\nchunks: %" PRIu64 "\ninstructions: %" PRIu64 "\ncycles: %" PRIu64
            "\ntruth_deps: %" PRIu64 "\nbus_transactions: %" PRIu64 "\nos_accesses: %" PRIu64
            "\nswitches: %" PRIu64 "\nblocks: %" PRIu64 "\nsyscalls: %" PRIu64 "\nconflicts: %" PRIu64

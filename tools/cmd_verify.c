@@ -7,12 +7,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include "backend/passes.h"
 #include "backend/verify.h"
 #include "formats/log.h"
 #include "tools/cli.h"
 
 const char cmd_verify_help[] =
-    "usage: rnr verify [--truth FILE | --no-truth] DIR [FORMAT]\n"
+    "usage: rnr verify [--progress] [--truth FILE | --no-truth] DIR [FORMAT]\n"
     "Proves that a final log of the recording bundle DIR enforces every\n"
     "dependence of DIR/initial.log under the token-counter semantics of replay,\n"
     "and can be replayed (no cycle, no token that never comes). FORMAT is maxpar,\n"
@@ -24,7 +27,8 @@ const char cmd_verify_help[] =
     "ground-truth dependence. FORMAT initial checks only the initial log's own\n"
     "DAG against the ground truth (did the recorder miss a dependence?).\n"
     "Exit status 0: all hold; 1: a log violates one (the first is named: CPUs,\n"
-    "chunk indices, TIDs, times); 2: bad usage or unreadable input.\n";
+    "chunk indices, TIDs, times); 2: bad usage or unreadable input.\n"
+    "  --progress   report progress on stderr (default: when it is a terminal)\n";
 
 static const char *const formats[] = { "maxpar", "stitched", "serial", "stserial" };
 
@@ -50,9 +54,11 @@ static void print_ok(const char *file, const verify_report *r, int initial)
 int cmd_verify(int argc, char **argv)
 {
     const char *dir = NULL, *format = NULL, *truth_path = NULL;
-    int no_truth = 0;
+    int no_truth = 0, progress = isatty(STDERR_FILENO);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--truth") == 0) {
+        if (strcmp(argv[i], "--progress") == 0) {
+            progress = 1;
+        } else if (strcmp(argv[i], "--truth") == 0) {
             if (++i >= argc)
                 return cli_usage("verify", "--truth needs a file");
             truth_path = argv[i];
@@ -150,7 +156,12 @@ int cmd_verify(int argc, char **argv)
             rnr_reader_close(r);
             continue;
         }
-        if (verify_final(v, r, &rep, err, sizeof err) < 0) {
+        pass_progress pr;
+        pass_progress_init(&pr, formats[i], progress);
+        verify_set_progress(v, &pr);
+        int vrc = verify_final(v, r, &rep, err, sizeof err);
+        pass_progress_end(&pr, rep.final_chunks);
+        if (vrc < 0) {
             rc = cli_bad_input("verify", "%s", err);
         } else if (!rep.ok) {
             fprintf(stderr, "rnr verify: %s (%" PRIu64 " violations)\n", rep.message, rep.violations);
