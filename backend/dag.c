@@ -1,5 +1,6 @@
 /* backend/dag.c: walking a final log in a topological order by simulating
  * its token counters (Kahn's algorithm with the log order as priority). */
+#include "backend/alloc.h"
 #include "backend/dag.h"
 
 #include <stdio.h>
@@ -39,15 +40,6 @@ typedef struct walker {
     dag_result *res;
 } walker;
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static token_fifo *fifo(walker *w, uint32_t dest, uint32_t src, int create)
 {
@@ -258,14 +250,10 @@ int dag_walk(rnr_reader *r, dag_visit_fn fn, void *ctx, dag_result *res, char *e
     walker w;
     memset(&w, 0, sizeof w);
     w.cpus = h->cpus;
-    w.lanes = calloc(w.cpus, sizeof *w.lanes);
-    w.in = calloc((size_t)w.cpus * w.cpus, sizeof *w.in);
+    w.lanes = xcalloc(w.cpus, sizeof *w.lanes);
+    w.in = xcalloc((size_t)w.cpus * w.cpus, sizeof *w.in);
     w.work = xmalloc(w.cpus * sizeof *w.work);
-    w.in_work = calloc(w.cpus, 1);
-    if (!w.lanes || !w.in || !w.in_work) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    w.in_work = xcalloc(w.cpus, 1);
     w.fn = fn;
     w.ctx = ctx;
     w.res = res;

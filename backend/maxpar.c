@@ -52,6 +52,7 @@
  * a CPU. When A is written, if the next edge (B, t_B) of the list has the
  * same destination (A's destination is known and has TS > t_B), A's edge
  * is implied by B's and dropped too. */
+#include "backend/alloc.h"
 #include "backend/maxpar.h"
 
 #include <stdarg.h>
@@ -127,25 +128,7 @@ struct maxpar {
     char error[RNR_ERR_MAX];
 };
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static void account(maxpar *m, int64_t delta)
 {

@@ -1,5 +1,6 @@
 /* backend/metrics.c: critical path and simulated replay time of a final
  * log's DAG (list scheduling on W replay CPUs, event by event). */
+#include "backend/alloc.h"
 #include "backend/metrics.h"
 
 #include <stdio.h>
@@ -8,15 +9,6 @@
 
 #include "backend/dag.h"
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 /* The DAG in walk order: node i runs cs[i] instructions on lane[i]; its
  * token predecessors are pred[pstart[i] .. pstart[i + 1]). */
@@ -119,13 +111,9 @@ static uint64_t simulate(const graph *g, uint32_t w, uint64_t latency, const uin
                          const uint64_t *succ, const uint64_t *lane_next)
 {
     uint64_t n = g->n;
-    uint32_t *left = malloc((n ? n : 1) * sizeof *left);
-    uint64_t *ready = malloc((n ? n : 1) * sizeof *ready);
-    uint64_t *fin = malloc((n ? n : 1) * sizeof *fin);
-    if (!left || !ready || !fin) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    uint32_t *left = xmalloc(n * sizeof *left);
+    uint64_t *ready = xmalloc(n * sizeof *ready);
+    uint64_t *fin = xmalloc(n * sizeof *fin);
     heap runnable = { 0 }, running = { 0 };
     for (uint64_t i = 0; i < n; i++) {
         left[i] = (uint32_t)(g->pstart[i + 1] - g->pstart[i]) + (g->lane_prev[i] != 0);
@@ -190,11 +178,7 @@ int metrics_compute(rnr_reader *r, uint64_t token_latency, dag_metrics *m, char 
     graph g;
     memset(&g, 0, sizeof g);
     g.cpus = rnr_reader_header(r)->cpus;
-    g.last_of_lane = calloc(g.cpus, sizeof *g.last_of_lane);
-    if (!g.last_of_lane) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    g.last_of_lane = xcalloc(g.cpus, sizeof *g.last_of_lane);
     dag_result dr;
     int rc = dag_walk(r, collect, &g, &dr, err, errlen);
     if (rc == 0 && dr.stuck) {
@@ -213,22 +197,14 @@ int metrics_compute(rnr_reader *r, uint64_t token_latency, dag_metrics *m, char 
         }
         m->parallelism = m->critical_path ? (double)m->instructions / (double)m->critical_path : 0;
         /* Successor lists. */
-        uint64_t *sstart = calloc(g.n + 1, sizeof *sstart);
-        uint64_t *succ = malloc((g.npred ? g.npred : 1) * sizeof *succ);
-        uint64_t *lane_next = calloc(g.n ? g.n : 1, sizeof *lane_next);
-        if (!sstart || !succ || !lane_next) {
-            fputs("rnr: out of memory\n", stderr);
-            abort();
-        }
+        uint64_t *sstart = xcalloc(g.n + 1, sizeof *sstart);
+        uint64_t *succ = xmalloc(g.npred * sizeof *succ);
+        uint64_t *lane_next = xcalloc(g.n, sizeof *lane_next);
         for (uint64_t e = 0; e < g.npred; e++)
             sstart[g.pred[e] + 1]++;
         for (uint64_t i = 0; i < g.n; i++)
             sstart[i + 1] += sstart[i];
-        uint64_t *fill = malloc((g.n ? g.n : 1) * sizeof *fill);
-        if (!fill) {
-            fputs("rnr: out of memory\n", stderr);
-            abort();
-        }
+        uint64_t *fill = xmalloc(g.n * sizeof *fill);
         memcpy(fill, sstart, g.n * sizeof *fill);
         for (uint64_t i = 0; i < g.n; i++) {
             for (uint64_t e = g.pstart[i]; e < g.pstart[i + 1]; e++)

@@ -2,6 +2,8 @@
  * writer. */
 #include "backend/passes.h"
 
+#include "backend/alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -117,11 +119,7 @@ rnr_reader *pass_open_input(const char *path, void (*idle)(void *), void *ctx, c
     if (S_ISREG(st.st_mode) || !idle)
         return rnr_reader_open_io(rnr_io_from_fd(fd, stdin_ ? "<stdin>" : path, 0, !stdin_), err,
                                   errlen);
-    idle_input *in = malloc(sizeof *in);
-    if (!in) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    idle_input *in = xmalloc(sizeof *in);
     *in = (idle_input){ fd, !stdin_, idle, ctx };
     return rnr_reader_open_io(rnr_io_custom(&idle_ops, in, stdin_ ? "<stdin>" : path, 0), err,
                               errlen);

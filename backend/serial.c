@@ -2,6 +2,7 @@
  * StSerial). The walk order is a topological order of the DAG, which keeps
  * every recorded CPU's chunks in order and every token's sender before its
  * receiver; consecutive entries of one thread become one. */
+#include "backend/alloc.h"
 #include "backend/serial.h"
 
 #include <stdio.h>
@@ -17,11 +18,7 @@ struct serializer {
 
 serializer *serial_new(final_emit_fn emit, void *ctx)
 {
-    serializer *s = calloc(1, sizeof *s);
-    if (!s) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    serializer *s = xcalloc(1, sizeof *s);
     s->emit = emit;
     s->ctx = ctx;
     return s;

@@ -39,6 +39,7 @@
  * tokens of the same stitched chunk are dropped there (implied by program
  * order on q). Stitched chunks are consecutive runs of their lane, so the
  * regrouped edges of a CPU pair still do not cross. */
+#include "backend/alloc.h"
 #include "backend/stitch.h"
 
 #include <stdio.h>
@@ -76,15 +77,6 @@ struct stitcher {
     stitch_stats st;
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 stitcher *stitch_new(uint32_t cpus, uint64_t window, final_emit_fn emit, void *ctx)
 {

@@ -8,6 +8,7 @@
  * that misses is a bus transaction, and at most one bus transaction
  * happens per cycle (an event that finds the bus taken moves to the next
  * free cycle), so bus times are distinct, as the RRU contract asks. */
+#include "backend/alloc.h"
 #include "backend/synth.h"
 
 #include <errno.h>
@@ -169,15 +170,6 @@ static uint64_t jitter(sim *s, uint64_t mean)
     return mean ? mean / 2 + below(s, mean + 1) : 0;
 }
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 /* ---- the driver: draining buffers ---- */
 

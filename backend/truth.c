@@ -1,6 +1,8 @@
 /* backend/truth.c: reading and writing ground-truth dependence files. */
 #include "backend/truth.h"
 
+#include "backend/alloc.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -29,12 +31,7 @@ void truth_add(truth_set *s, const truth_dep *d)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
-        truth_dep *p = realloc(s->dep, cap * sizeof *p);
-        if (!p) {
-            fputs("rnr: out of memory\n", stderr);
-            abort();
-        }
-        s->dep = p;
+        s->dep = xrealloc(s->dep, cap * sizeof *s->dep);
         s->cap = cap;
     }
     s->dep[s->n++] = *d;

@@ -19,6 +19,7 @@
  * Serial/StSerial: each entry covers the next CS instructions of its thread;
  * a requirement holds iff the entry holding A precedes the one holding B,
  * or both are one entry (one thread) and A comes first. */
+#include "backend/alloc.h"
 #include "backend/verify.h"
 
 #include <inttypes.h>
@@ -65,25 +66,7 @@ struct verify_ctx {
 
 void verify_set_progress(verify_ctx *v, pass_progress *p) { v->progress = p; }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static void add_req(verify_ctx *v, const req *r)
 {
@@ -166,13 +149,9 @@ verify_ctx *verify_load(rnr_reader *r, char *err, size_t errlen)
     uint64_t cap = 1024, svcap = 1024, nsv = 0;
     v->ch = xmalloc(cap * sizeof *v->ch);
     sv_rec *sv = xmalloc(svcap * sizeof *sv);
-    v->lane_n = calloc(v->cpus, sizeof *v->lane_n);
-    v->lane_total = calloc(v->cpus, sizeof *v->lane_total);
-    v->lane = calloc(v->cpus, sizeof *v->lane);
-    if (!v->lane_n || !v->lane_total || !v->lane) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    v->lane_n = xcalloc(v->cpus, sizeof *v->lane_n);
+    v->lane_total = xcalloc(v->cpus, sizeof *v->lane_total);
+    v->lane = xcalloc(v->cpus, sizeof *v->lane);
     rnr_initial_chunk c;
     int rc;
     while ((rc = rnr_reader_next_initial(r, &c)) == 1) {
@@ -210,8 +189,8 @@ verify_ctx *verify_load(rnr_reader *r, char *err, size_t errlen)
     for (uint64_t i = 0; i < v->nch; i++)
         by_thread[i] = i;
     qsort_r(by_thread, v->nch, sizeof *by_thread, cmp_thread_order, v);
-    v->tids = xmalloc((v->nch ? v->nch : 1) * sizeof *v->tids);
-    v->tid_total = xmalloc((v->nch ? v->nch : 1) * sizeof *v->tid_total);
+    v->tids = xmalloc(v->nch * sizeof *v->tids);
+    v->tid_total = xmalloc(v->nch * sizeof *v->tid_total);
     for (uint64_t k = 0; k < v->nch; k++) {
         ichunk *x = &v->ch[by_thread[k]];
         if (k == 0 || v->tids[v->ntids - 1] != x->tid) {
@@ -446,7 +425,7 @@ static int cmp_req_dst(const void *a, const void *b, void *ctx)
  * its requirements begin. */
 static uint64_t *lane_requirements(verify_ctx *v, uint64_t **first, uint64_t *count)
 {
-    uint64_t *idx = xmalloc((v->nreq ? v->nreq : 1) * sizeof *idx), n = 0;
+    uint64_t *idx = xmalloc(v->nreq * sizeof *idx), n = 0;
     for (uint64_t i = 0; i < v->nreq; i++)
         if (v->req[i].kind != REQ_CPU)
             idx[n++] = i;
@@ -551,13 +530,9 @@ static int verify_lanes(verify_ctx *v, rnr_reader *r, checker *k, char *err, siz
     w.end_req = xmalloc(v->cpus * sizeof *w.end_req);
     for (uint32_t q = 0; q < v->cpus; q++)
         w.end_req[q] = w.next_req[q + 1];
-    w.pos = calloc(v->cpus, sizeof *w.pos);
-    w.ic = calloc(v->cpus, sizeof *w.ic);
-    w.last = calloc(v->cpus, sizeof *w.last);
-    if (!w.pos || !w.ic || !w.last) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    w.pos = xcalloc(v->cpus, sizeof *w.pos);
+    w.ic = xcalloc(v->cpus, sizeof *w.ic);
+    w.last = xcalloc(v->cpus, sizeof *w.last);
     dag_result dr;
     int rc = dag_walk(r, lane_visit, &w, &dr, err, errlen);
     *k = w.k;
@@ -606,16 +581,16 @@ static int cmp_query(const void *a, const void *b)
 static int verify_serial(verify_ctx *v, rnr_reader *r, checker *k, char *err, size_t errlen)
 {
     uint64_t nq = 2 * v->nreq;
-    query *qs = xmalloc((nq ? nq : 1) * sizeof *qs);
+    query *qs = xmalloc(nq * sizeof *qs);
     for (uint64_t i = 0; i < v->nreq; i++) {
         qs[2 * i] = (query){ v->req[i].ta, v->req[i].a_thr, i, 0 };
         qs[2 * i + 1] = (query){ v->req[i].tb, v->req[i].b_thr, i, 1 };
     }
     qsort(qs, nq, sizeof *qs, cmp_query);
-    uint64_t *pos = xmalloc((nq ? nq : 1) * sizeof *pos);   /* [2 * req + end] */
+    uint64_t *pos = xmalloc(nq * sizeof *pos);   /* [2 * req + end] */
     for (uint64_t i = 0; i < nq; i++)
         pos[i] = UINT64_MAX;
-    uint64_t *next = xmalloc((v->ntids ? v->ntids : 1) * sizeof *next);
+    uint64_t *next = xmalloc(v->ntids * sizeof *next);
     uint64_t *done = calloc(v->ntids ? v->ntids : 1, sizeof *done);
     uint64_t qi = 0;
     for (uint32_t t = 0; t < v->ntids; t++) {
@@ -726,11 +701,7 @@ void verify_initial(verify_ctx *v, verify_report *rep)
     fill_counts(v, rep, 0);
     checker k = { v, rep, "initial.log", -1, 0 };
     /* Incoming recorded edges per chunk (CSR). */
-    uint64_t *deg = calloc(v->nch + 1, sizeof *deg), *outdeg = calloc(v->nch ? v->nch : 1, sizeof *outdeg);
-    if (!deg || !outdeg) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    uint64_t *deg = xcalloc(v->nch + 1, sizeof *deg), *outdeg = xcalloc(v->nch, sizeof *outdeg);
     for (uint64_t i = 0; i < v->nreq; i++)
         if (v->req[i].kind == REQ_DEP) {
             deg[v->req[i].dst + 1]++;
@@ -739,14 +710,14 @@ void verify_initial(verify_ctx *v, verify_report *rep)
     for (uint64_t i = 0; i < v->nch; i++)
         deg[i + 1] += deg[i];
     uint64_t *in = xmalloc((deg[v->nch] ? deg[v->nch] : 1) * sizeof *in);
-    uint64_t *fill = xmalloc((v->nch ? v->nch : 1) * sizeof *fill);
+    uint64_t *fill = xmalloc(v->nch * sizeof *fill);
     memcpy(fill, deg, v->nch * sizeof *fill);
     for (uint64_t i = 0; i < v->nreq; i++)
         if (v->req[i].kind == REQ_DEP)
             in[fill[v->req[i].dst]++] = v->req[i].src;
     free(fill);
     /* Recorded edges go from TS <= t to TS > t: TS order is topological. */
-    uint64_t *order = xmalloc((v->nch ? v->nch : 1) * sizeof *order);
+    uint64_t *order = xmalloc(v->nch * sizeof *order);
     for (uint64_t i = 0; i < v->nch; i++)
         order[i] = i;
     qsort_r(order, v->nch, sizeof *order, cmp_by_time, v);
@@ -760,12 +731,8 @@ void verify_initial(verify_ctx *v, verify_report *rep)
     for (uint32_t q = 0; q < v->cpus; q++)
         w.end_req[q] = w.next_req[q + 1];
     /* Only truth and thread order: recorded dependences hold by definition. */
-    uint64_t **vc_of = calloc(v->nch ? v->nch : 1, sizeof *vc_of);
-    w.last = calloc(v->cpus, sizeof *w.last);
-    if (!vc_of || !w.last) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    uint64_t **vc_of = xcalloc(v->nch, sizeof *vc_of);
+    w.last = xcalloc(v->cpus, sizeof *w.last);
     for (uint64_t k2 = 0; k2 < v->nch; k2++) {
         uint64_t id = order[k2];
         const ichunk *x = &v->ch[id];
