@@ -676,8 +676,9 @@ static int reader_advance(rnr_reader *r, int kind_ok)
     return 1;
 }
 
-/* After one record was decoded (rc from the decoder, why its message). */
-static int reader_after(rnr_reader *r, int rc, const char *why)
+/* After one record was decoded (rc from the decoder, why its message):
+ * 1 with the record delivered, or -1. */
+static int reader_finish(rnr_reader *r, int rc, const char *why)
 {
     uint32_t index = r->block_records - r->block_left;
     if (rc < 0) {
@@ -692,12 +693,9 @@ static int reader_after(rnr_reader *r, int rc, const char *why)
          * deliver this record; the next call reports the corruption. */
         reader_fail(r, r->block_offset, "block %llu has %zu bytes after its last record",
                     (unsigned long long)r->block_index, (size_t)(r->cur.end - r->cur.p));
-        r->state_code = -2;
     }
     return 1;
 }
-
-#define READER_RESULT(r) ((r)->state_code == -2 ? ((r)->state_code = -1, 1) : 1)
 
 int rnr_reader_next_initial(rnr_reader *r, rnr_initial_chunk *out)
 {
@@ -705,10 +703,7 @@ int rnr_reader_next_initial(rnr_reader *r, rnr_initial_chunk *out)
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    rc = initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why);
-    if (reader_after(r, rc, why) < 0)
-        return -1;
-    return READER_RESULT(r);
+    return reader_finish(r, initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
 }
 
 int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
@@ -717,10 +712,7 @@ int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
     int rc = reader_advance(r, rnr_log_kind_is_chunks(r->h.kind) && r->h.kind != RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    rc = final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why);
-    if (reader_after(r, rc, why) < 0)
-        return -1;
-    return READER_RESULT(r);
+    return reader_finish(r, final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
 }
 
 int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)
@@ -729,8 +721,5 @@ int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INPUT);
     if (rc <= 0)
         return rc;
-    rc = input_decode(&r->state, &r->cur, out, why, sizeof why);
-    if (reader_after(r, rc, why) < 0)
-        return -1;
-    return READER_RESULT(r);
+    return reader_finish(r, input_decode(&r->state, &r->cur, out, why, sizeof why), why);
 }
