@@ -227,6 +227,30 @@ static int visit_with_progress(void *vctx, const dag_node *n, uint64_t out[2])
     return w->fn(w->inner, n, out);
 }
 
+/* Walks the final log IN in replay order, feeding each chunk to VISIT
+ * (state INNER), then calls FINISH; the shared body of stitch and serial. */
+static int walk_pass(rnr_reader *in, rnr_writer *out, pass_progress *pr, dag_visit_fn visit,
+                     void *inner, int (*finish)(void *inner), dag_result *dr, char *err,
+                     size_t errlen)
+{
+    walk_ctx w = { visit, inner, pr, 0 };
+    dag_result r;
+    int rc = dag_walk(in, visit_with_progress, &w, &r, err, errlen);
+    if (rc == 0 && r.stuck)
+        rc = stuck_message(in, &r, err, errlen);
+    else if (rc == 0 && finish(inner) < 0)
+        rc = failed(out, "output failed", err, errlen);
+    else if (rc < 0 && *rnr_writer_error(out))
+        rc = failed(out, "output failed", err, errlen);
+    if (dr)
+        *dr = r;
+    pass_progress_end(pr, w.n);
+    return rc;
+}
+
+static int finish_stitch(void *s) { return stitch_finish(s); }
+static int finish_serial(void *s) { return serial_finish(s); }
+
 int pass_stitch(rnr_reader *in, rnr_writer *out, uint64_t window, pass_progress *pr,
                 stitch_stats *st, dag_result *dr, char *err, size_t errlen)
 {
@@ -235,20 +259,9 @@ int pass_stitch(rnr_reader *in, rnr_writer *out, uint64_t window, pass_progress 
         return wrong_kind(in, "a maxpar log", err, errlen);
     out_ctx o = { out, pr, 0 };
     stitcher *s = stitch_new(h->cpus, window, put, &o);
-    walk_ctx w = { stitch_visit, s, pr, 0 };
-    dag_result r;
-    int rc = dag_walk(in, visit_with_progress, &w, &r, err, errlen);
-    if (rc == 0 && r.stuck)
-        rc = stuck_message(in, &r, err, errlen);
-    else if (rc == 0 && stitch_finish(s) < 0)
-        rc = failed(out, "output failed", err, errlen);
-    else if (rc < 0 && *rnr_writer_error(out))
-        rc = failed(out, "output failed", err, errlen);
+    int rc = walk_pass(in, out, pr, stitch_visit, s, finish_stitch, dr, err, errlen);
     if (st)
         *st = *stitch_get_stats(s);
-    if (dr)
-        *dr = r;
-    pass_progress_end(pr, w.n);
     stitch_free(s);
     return rc;
 }
@@ -261,20 +274,9 @@ int pass_serial(rnr_reader *in, rnr_writer *out, pass_progress *pr, serial_stats
         return wrong_kind(in, "a maxpar or stitched log", err, errlen);
     out_ctx o = { out, pr, 0 };
     serializer *s = serial_new(put, &o);
-    walk_ctx w = { serial_visit, s, pr, 0 };
-    dag_result r;
-    int rc = dag_walk(in, visit_with_progress, &w, &r, err, errlen);
-    if (rc == 0 && r.stuck)
-        rc = stuck_message(in, &r, err, errlen);
-    else if (rc == 0 && serial_finish(s) < 0)
-        rc = failed(out, "output failed", err, errlen);
-    else if (rc < 0 && *rnr_writer_error(out))
-        rc = failed(out, "output failed", err, errlen);
+    int rc = walk_pass(in, out, pr, serial_visit, s, finish_serial, dr, err, errlen);
     if (st)
         *st = *serial_get_stats(s);
-    if (dr)
-        *dr = r;
-    pass_progress_end(pr, w.n);
     serial_free(s);
     return rc;
 }
