@@ -73,6 +73,15 @@ typedef struct codec_state {
 } codec_state;
 
 void codec_state_init(codec_state *s, const rnr_log_header *h);
+
+/* Decodes the optional cpu and tid of a chunk record (present when HAS_CPU /
+ * HAS_TID, else carried over from the stream state); 0, or -1 with err. */
+int codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int has_tid,
+                      uint32_t *cpu, uint32_t *tid, char *err, size_t errlen);
+
+/* Allocation for formats/: aborts with a message when memory runs out. */
+void *rnr_xrealloc(void *p, size_t n);
+char *rnr_xstrdup(const char *s);
 void codec_state_free(codec_state *s);
 
 /* Scratch arrays a decoder fills; they grow as needed and belong to the reader. */

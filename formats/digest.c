@@ -60,7 +60,7 @@ void rnr_hex(const uint8_t *p, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-static int hexval(char c)
+int rnr_hex_digit(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -76,7 +76,7 @@ int rnr_unhex(const char *s, uint8_t *out, size_t n)
     if (strlen(s) != 2 * n)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        int hi = rnr_hex_digit(s[2 * i]), lo = rnr_hex_digit(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         out[i] = (uint8_t)(hi << 4 | lo);

@@ -23,6 +23,8 @@ int rnr_sha256_file(const char *path, uint8_t out[RNR_SHA256_SIZE], char *err, s
 
 /* Lower-case hex of N bytes into out (2N+1 bytes). */
 void rnr_hex(const uint8_t *p, size_t n, char *out);
+/* Value of one hex digit (either case), or -1. */
+int rnr_hex_digit(int c);
 /* Parses exactly 2N hex digits; 0 or -1. */
 int rnr_unhex(const char *s, uint8_t *out, size_t n);
 

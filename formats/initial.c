@@ -107,24 +107,9 @@ int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
     GET(head, "record head");
     if (head > (HEAD_REASON | HEAD_CPU | HEAD_TID | HEAD_SV))
         FAIL("record head 0x%llx has unknown bits", (unsigned long long)head);
-    uint32_t cpu = s->last_cpu;
-    if (head & HEAD_CPU) {
-        GET(v, "cpu");
-        if (v >= cpus)
-            FAIL("cpu %llu out of range (log has %u cpus)", (unsigned long long)v, cpus);
-        cpu = (uint32_t)v;
-    } else if (cpu == CPU_NONE) {
-        FAIL("first record omits its cpu");
-    }
-    uint32_t tid = s->cpu_tid[cpu];
-    if (head & HEAD_TID) {
-        GET(v, "tid");
-        if (v >= TID_NONE)
-            FAIL("tid %llu out of range", (unsigned long long)v);
-        tid = (uint32_t)v;
-    } else if (tid == TID_NONE) {
-        FAIL("first chunk of cpu %u omits its tid", cpu);
-    }
+    uint32_t cpu, tid;
+    if (codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
+        return -1;
     GET(dts, "timestamp");
     if (dts > UINT64_MAX - s->cpu_ts[cpu])
         FAIL("timestamp overflows");

@@ -1,5 +1,6 @@
 /* formats/io.c: buffered byte streams over descriptors and memory. */
 #include "formats/io.h"
+#include "formats/codec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,21 +32,6 @@ struct rnr_io {
     rnr_membuf *mem_out;
 };
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xmalloc(n), s, n);
-}
 
 void rnr_io_set_error(rnr_io *io, const char *fmt, ...)
 {
@@ -128,11 +114,11 @@ static const rnr_io_ops mem_write_ops = { NULL, mem_write, NULL, NULL };
 
 static rnr_io *io_new(const rnr_io_ops *ops, const char *name, int writing)
 {
-    rnr_io *io = xmalloc(sizeof *io);
+    rnr_io *io = rnr_xrealloc(NULL, sizeof *io);
     memset(io, 0, sizeof *io);
     io->ops = ops;
     io->ctx = io;
-    io->name = xstrdup(name);
+    io->name = rnr_xstrdup(name);
     io->writing = writing;
     io->size = -1;
     io->fd = -1;
@@ -144,7 +130,7 @@ rnr_io *rnr_io_from_fd(int fd, const char *name, int write, int own)
     rnr_io *io = io_new(&fd_ops, name, write);
     io->fd = fd;
     io->own_fd = own;
-    io->buf = xmalloc(IO_BUF_SIZE);
+    io->buf = rnr_xrealloc(NULL, IO_BUF_SIZE);
     struct stat st;
     if (!write && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         io->size = (int64_t)st.st_size;

@@ -15,7 +15,7 @@ enum { BLOCK_ZLIB = 1, BLOCK_END = 2 };
 
 /* ---- small shared pieces ---- */
 
-static void *xrealloc(void *p, size_t n)
+void *rnr_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p) {
@@ -25,6 +25,45 @@ static void *xrealloc(void *p, size_t n)
     return p;
 }
 
+char *rnr_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(rnr_xrealloc(NULL, n), s, n);
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+int codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int has_tid,
+                      uint32_t *cpu_out, uint32_t *tid_out, char *err, size_t errlen)
+{
+    uint64_t v;
+    uint32_t cpu = s->last_cpu;
+    if (has_cpu) {
+        if (cur_varint(cur, &v) < 0)
+            FAIL("malformed or cut cpu");
+        if (v >= s->h->cpus)
+            FAIL("cpu %llu out of range (log has %u cpus)", (unsigned long long)v, s->h->cpus);
+        cpu = (uint32_t)v;
+    } else if (cpu == CPU_NONE) {
+        FAIL("first record omits its cpu");
+    }
+    uint32_t tid = s->cpu_tid[cpu];
+    if (has_tid) {
+        if (cur_varint(cur, &v) < 0)
+            FAIL("malformed or cut tid");
+        if (v >= TID_NONE)
+            FAIL("tid %llu out of range", (unsigned long long)v);
+        tid = (uint32_t)v;
+    } else if (tid == TID_NONE) {
+        FAIL("first chunk of cpu %u omits its tid", cpu);
+    }
+    *cpu_out = cpu;
+    *tid_out = tid;
+    return 0;
+}
+
+#undef FAIL
+
 void buf_reserve(rnr_buf *b, size_t more)
 {
     if (b->len + more <= b->cap)
@@ -32,7 +71,7 @@ void buf_reserve(rnr_buf *b, size_t more)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + more)
         cap *= 2;
-    b->p = xrealloc(b->p, cap);
+    b->p = rnr_xrealloc(b->p, cap);
     b->cap = cap;
 }
 
@@ -56,8 +95,8 @@ void codec_state_init(codec_state *s, const rnr_log_header *h)
     s->h = h;
     s->last_cpu = CPU_NONE;
     s->last_tid = TID_NONE;
-    s->cpu_tid = xrealloc(NULL, h->cpus * sizeof *s->cpu_tid);
-    s->cpu_ts = xrealloc(NULL, h->cpus * sizeof *s->cpu_ts);
+    s->cpu_tid = rnr_xrealloc(NULL, h->cpus * sizeof *s->cpu_tid);
+    s->cpu_ts = rnr_xrealloc(NULL, h->cpus * sizeof *s->cpu_ts);
     for (uint32_t i = 0; i < h->cpus; i++) {
         s->cpu_tid[i] = TID_NONE;
         s->cpu_ts[i] = 0;
@@ -251,7 +290,7 @@ rnr_writer *rnr_writer_open_io(rnr_io *io, const rnr_log_header *h,
         rnr_io_close(io);
         return NULL;
     }
-    rnr_writer *w = xrealloc(NULL, sizeof *w);
+    rnr_writer *w = rnr_xrealloc(NULL, sizeof *w);
     memset(w, 0, sizeof *w);
     w->io = io;
     w->h = *h;
@@ -300,12 +339,19 @@ static int append_record(rnr_writer *w)
     return 0;
 }
 
-static int put_prologue(rnr_writer *w, int ok_kind)
+/* The common part of the put functions: KIND_OK says whether the record
+ * belongs in this log, CHECKED is the schema check's result (why = its
+ * reason). Returns 0 when the record may be encoded into w->record. */
+static int put_begin(rnr_writer *w, int kind_ok, int checked, const char *why)
 {
     if (w->failed)
         return -1;
-    if (!ok_kind) {
+    if (!kind_ok) {
         writer_fail(w, "record does not belong in a %s log", rnr_log_kind_name(w->h.kind));
+        return -1;
+    }
+    if (checked < 0) {
+        writer_fail(w, "record %llu: %s", (unsigned long long)w->counts.records, why);
         return -1;
     }
     w->record.len = 0;
@@ -315,12 +361,9 @@ static int put_prologue(rnr_writer *w, int ok_kind)
 int rnr_writer_put_initial(rnr_writer *w, const rnr_initial_chunk *c)
 {
     char why[RNR_ERR_MAX - 64];
-    if (put_prologue(w, w->h.kind == RNR_LOG_INITIAL) < 0)
+    int ok = w->h.kind == RNR_LOG_INITIAL;
+    if (put_begin(w, ok, ok ? initial_check(&w->state, c, why, sizeof why) : 0, why) < 0)
         return -1;
-    if (initial_check(&w->state, c, why, sizeof why) < 0) {
-        writer_fail(w, "record %llu: %s", (unsigned long long)w->counts.records, why);
-        return -1;
-    }
     initial_encode(&w->state, c, &w->record);
     return append_record(w);
 }
@@ -328,12 +371,9 @@ int rnr_writer_put_initial(rnr_writer *w, const rnr_initial_chunk *c)
 int rnr_writer_put_final(rnr_writer *w, const rnr_final_chunk *c)
 {
     char why[RNR_ERR_MAX - 64];
-    if (put_prologue(w, rnr_log_kind_is_chunks(w->h.kind) && w->h.kind != RNR_LOG_INITIAL) < 0)
+    int ok = rnr_log_kind_is_chunks(w->h.kind) && w->h.kind != RNR_LOG_INITIAL;
+    if (put_begin(w, ok, ok ? final_check(&w->state, c, why, sizeof why) : 0, why) < 0)
         return -1;
-    if (final_check(&w->state, c, why, sizeof why) < 0) {
-        writer_fail(w, "record %llu: %s", (unsigned long long)w->counts.records, why);
-        return -1;
-    }
     final_encode(&w->state, c, &w->record);
     return append_record(w);
 }
@@ -341,12 +381,9 @@ int rnr_writer_put_final(rnr_writer *w, const rnr_final_chunk *c)
 int rnr_writer_put_input(rnr_writer *w, const rnr_input_record *r)
 {
     char why[RNR_ERR_MAX - 64];
-    if (put_prologue(w, w->h.kind == RNR_LOG_INPUT) < 0)
+    int ok = w->h.kind == RNR_LOG_INPUT;
+    if (put_begin(w, ok, ok ? input_check(&w->state, r, why, sizeof why) : 0, why) < 0)
         return -1;
-    if (input_check(&w->state, r, why, sizeof why) < 0) {
-        writer_fail(w, "record %llu: %s", (unsigned long long)w->counts.records, why);
-        return -1;
-    }
     input_encode(&w->state, r, &w->record);
     return append_record(w);
 }
@@ -480,7 +517,7 @@ rnr_reader *rnr_reader_open_io(rnr_io *io, char *err, size_t errlen)
         rnr_io_close(io);
         return NULL;
     }
-    rnr_reader *r = xrealloc(NULL, sizeof *r);
+    rnr_reader *r = rnr_xrealloc(NULL, sizeof *r);
     memset(r, 0, sizeof *r);
     r->io = io;
     r->h = h;
@@ -639,8 +676,9 @@ static int reader_advance(rnr_reader *r, int kind_ok)
     return 1;
 }
 
-/* After one record was decoded (rc from the decoder, why its message). */
-static int reader_after(rnr_reader *r, int rc, const char *why)
+/* After one record was decoded (rc from the decoder, why its message):
+ * 1 with the record delivered, or -1. */
+static int reader_finish(rnr_reader *r, int rc, const char *why)
 {
     uint32_t index = r->block_records - r->block_left;
     if (rc < 0) {
@@ -655,12 +693,9 @@ static int reader_after(rnr_reader *r, int rc, const char *why)
          * deliver this record; the next call reports the corruption. */
         reader_fail(r, r->block_offset, "block %llu has %zu bytes after its last record",
                     (unsigned long long)r->block_index, (size_t)(r->cur.end - r->cur.p));
-        r->state_code = -2;
     }
     return 1;
 }
-
-#define READER_RESULT(r) ((r)->state_code == -2 ? ((r)->state_code = -1, 1) : 1)
 
 int rnr_reader_next_initial(rnr_reader *r, rnr_initial_chunk *out)
 {
@@ -668,10 +703,7 @@ int rnr_reader_next_initial(rnr_reader *r, rnr_initial_chunk *out)
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    rc = initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why);
-    if (reader_after(r, rc, why) < 0)
-        return -1;
-    return READER_RESULT(r);
+    return reader_finish(r, initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
 }
 
 int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
@@ -680,10 +712,7 @@ int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
     int rc = reader_advance(r, rnr_log_kind_is_chunks(r->h.kind) && r->h.kind != RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    rc = final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why);
-    if (reader_after(r, rc, why) < 0)
-        return -1;
-    return READER_RESULT(r);
+    return reader_finish(r, final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
 }
 
 int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)
@@ -692,8 +721,5 @@ int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INPUT);
     if (rc <= 0)
         return rc;
-    rc = input_decode(&r->state, &r->cur, out, why, sizeof why);
-    if (reader_after(r, rc, why) < 0)
-        return -1;
-    return READER_RESULT(r);
+    return reader_finish(r, input_decode(&r->state, &r->cur, out, why, sizeof why), why);
 }

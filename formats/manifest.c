@@ -1,6 +1,8 @@
 /* formats/manifest.c: reading and writing the bundle manifest. Values are
  * escaped so that any byte string survives: \\ \n \t \r and \xHH. */
 #include "formats/manifest.h"
+#include "formats/codec.h"
+#include "formats/digest.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,25 +18,10 @@ struct rnr_manifest {
     size_t n, cap;
 };
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xmalloc(n), s, n);
-}
 
 rnr_manifest *rnr_manifest_new(void)
 {
-    rnr_manifest *m = xmalloc(sizeof *m);
+    rnr_manifest *m = rnr_xrealloc(NULL, sizeof *m);
     memset(m, 0, sizeof *m);
     return m;
 }
@@ -94,7 +81,7 @@ void rnr_manifest_set(rnr_manifest *m, const char *key, const char *value)
     for (size_t i = 0; i < m->n; i++) {
         if (strcmp(m->keys[i], key) == 0) {
             free(m->values[i]);
-            m->values[i] = xstrdup(value);
+            m->values[i] = rnr_xstrdup(value);
             return;
         }
     }
@@ -109,8 +96,8 @@ void rnr_manifest_set(rnr_manifest *m, const char *key, const char *value)
         m->keys = k;
         m->values = v;
     }
-    m->keys[m->n] = xstrdup(key);
-    m->values[m->n] = xstrdup(value);
+    m->keys[m->n] = rnr_xstrdup(key);
+    m->values[m->n] = rnr_xstrdup(value);
     m->n++;
 }
 
@@ -146,7 +133,7 @@ static void put_escaped(FILE *f, const char *s)
 int rnr_manifest_save(const rnr_manifest *m, const char *path, char *err, size_t errlen)
 {
     size_t n = strlen(path) + 8;
-    char *tmp = xmalloc(n);
+    char *tmp = rnr_xrealloc(NULL, n);
     snprintf(tmp, n, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) {
@@ -173,17 +160,6 @@ int rnr_manifest_save(const rnr_manifest *m, const char *path, char *err, size_t
     return 0;
 }
 
-static int hexdigit(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Unescapes S in place; -1 on a bad escape or an escaped NUL. */
 static int unescape(char *s)
 {
@@ -200,7 +176,7 @@ static int unescape(char *s)
         case 't': *out++ = '\t'; break;
         case 'r': *out++ = '\r'; break;
         case 'x': {
-            int hi = p[1] ? hexdigit(p[1]) : -1, lo = hi >= 0 && p[2] ? hexdigit(p[2]) : -1;
+            int hi = p[1] ? rnr_hex_digit(p[1]) : -1, lo = hi >= 0 && p[2] ? rnr_hex_digit(p[2]) : -1;
             if (hi < 0 || lo < 0 || (hi | lo) == 0)
                 return -1;
             *out++ = (char)(hi << 4 | lo);
@@ -222,7 +198,7 @@ rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name,
     const char *problem = NULL;
     unsigned lineno = 0;
     int have_version = 0;
-    char *line = xmalloc(len + 1);
+    char *line = rnr_xrealloc(NULL, len + 1);
     size_t at = 0;
     if (len > MANIFEST_MAX_BYTES)
         problem = "manifest is larger than 16 MiB";
@@ -292,7 +268,7 @@ rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen)
         return NULL;
     }
     size_t cap = 4096, len = 0;
-    char *text = xmalloc(cap);
+    char *text = rnr_xrealloc(NULL, cap);
     for (;;) {
         if (len == cap) {
             if (cap > MANIFEST_MAX_BYTES) {

@@ -44,10 +44,15 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     if (kind == RRU_ACC_AMO) {
         *amo_ptr = p1->data + off;   /* aligned: one page, one line */
     } else if (p2 == p1) {
-        if (write)
-            memcpy(p1->data + off, buf, size);
-        else
-            memcpy(buf, p1->data + off, size);
+        uint8_t *host = p1->data + off;
+        /* Constant sizes: plain moves instead of a memcpy call. */
+        switch (size) {
+        case 1: if (write) memcpy(host, buf, 1); else memcpy(buf, host, 1); break;
+        case 2: if (write) memcpy(host, buf, 2); else memcpy(buf, host, 2); break;
+        case 4: if (write) memcpy(host, buf, 4); else memcpy(buf, host, 4); break;
+        case 8: if (write) memcpy(host, buf, 8); else memcpy(buf, host, 8); break;
+        default: if (write) memcpy(host, buf, size); else memcpy(buf, host, size); break;
+        }
     } else {
         size_t k = RRU_PAGE_SIZE - off;
         uint8_t *b = buf;

@@ -23,7 +23,7 @@ static int lr(rru_hart *h, const rru_insn *d, unsigned size)
             return s;
     }
     h->ctx.resv_addr = a;
-    h->ctx.resv_valid = 1;
+    h->ctx.resv_valid = size;
     X(RD) = v;
     return RRU_X_NEXT;
 }
@@ -33,9 +33,12 @@ static int sc(rru_hart *h, const rru_insn *d, unsigned size)
     uint64_t a = X(RS1);
     if (a & (size - 1))
         return rru_trap(h, RRU_CAUSE_STORE_MISALIGNED, a);
-    int ok = h->ctx.resv_valid && h->ctx.resv_addr == a;
-    if (h->env && h->env->sc)
+    int ok = h->ctx.resv_valid == size && h->ctx.resv_addr == a;
+    if (h->env && h->env->sc) {
+        h->cur_d = d;
         ok = h->env->sc(h->env_ctx, h, a, ok) != 0;
+        h->cur_d = NULL;
+    }
     h->ctx.resv_valid = 0;
     if (ok) {
         uint64_t v = X(RS2);

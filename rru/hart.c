@@ -245,6 +245,11 @@ void rru_hart_save(const rru_hart *h, rru_ctx *c)
 }
 
 unsigned rru_hart_id(const rru_hart *h) { return h->id; }
+
+uint64_t rru_hart_instret(const rru_hart *h)
+{
+    return h->ctx.instret + rru_insn_index(h, h->cur_d);
+}
 rru_mem *rru_hart_mem(const rru_hart *h) { return h->mem; }
 
 void rru_hart_set_env(rru_hart *h, const rru_env_ops *ops, void *env)

@@ -22,7 +22,9 @@ typedef struct rru_ctx {
     uint32_t frm;           /* dynamic rounding mode, 0..7 (5..7 invalid) */
     uint64_t instret;       /* instructions this thread retired */
     uint64_t resv_addr;     /* LR reservation (address of the LR) */
-    uint32_t resv_valid;    /* 1 while the reservation holds */
+    uint32_t resv_valid;    /* while the reservation holds: the LR's size
+                             * (4 or 8), else 0; an SC succeeds only with the
+                             * same address and size */
     uint32_t pad_;
 } rru_ctx;
 
@@ -108,6 +110,10 @@ rru_ctx *rru_hart_ctx(rru_hart *h);
 void rru_hart_load(rru_hart *h, const rru_ctx *c);
 void rru_hart_save(const rru_hart *h, rru_ctx *c);
 unsigned rru_hart_id(const rru_hart *h);
+/* Instructions the loaded context retired: exact, also inside an env
+ * callback (then those before the current instruction; ctx->instret itself
+ * is brought up to date at basic-block ends). */
+uint64_t rru_hart_instret(const rru_hart *h);
 rru_mem *rru_hart_mem(const rru_hart *h);
 
 /* Environment callbacks (ops may be NULL). ops must outlive the hart. */

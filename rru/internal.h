@@ -118,8 +118,8 @@ void rru_mem_mark_code(rru_mem *m, rru_page *p);
 
 /* ---- the hart ---- */
 
-#define RRU_TLB_N 256u
-#define RRU_FILTER_N 2048u
+#define RRU_TLB_N 1024u
+#define RRU_FILTER_N 8192u
 #define RRU_BLOCK_MAX 48u
 #define RRU_BUCKETS 8192u
 

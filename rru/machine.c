@@ -25,6 +25,7 @@ typedef struct rru_core {
     const rru_core_ops *ops;
     void *rru;
     uint64_t ev_retired, ev_time;  /* one-shot event, NONE = off */
+    uint64_t ev_fired_retired, ev_fired_clock;  /* where the last event fired */
     uint64_t timer;                /* NONE = off */
     uint64_t bus_reads, bus_exclusive, stall_cycles;
     uint64_t filter[RRU_FILTER_N];
@@ -50,6 +51,7 @@ struct rru_machine {
     uint64_t alarm;
     dir_page **dir;     /* open addressing by page number */
     size_t dir_cap, dir_used;
+    dir_page *dir_last; /* the page of the last lookup */
     rru_trace_fn trace;
     void *trace_ctx;
     const rru_env_ops *env;
@@ -108,7 +110,10 @@ static dir_page *dir_find(const rru_machine *m, uint64_t page)
 static dir_line *dir_get(rru_machine *m, uint64_t line)
 {
     uint64_t page = line >> RRU_PAGE_SHIFT;
-    dir_page *p = dir_find(m, page);
+    dir_page *p = m->dir_last;
+    if (p && p->page == page)
+        return &p->lines[(line & (RRU_PAGE_SIZE - 1)) >> RRU_LINE_SHIFT];
+    p = dir_find(m, page);
     if (!p) {
         if ((m->dir_used + 1) * 2 > m->dir_cap && dir_grow(m) != 0)
             goto oom;
@@ -127,6 +132,7 @@ static dir_line *dir_get(rru_machine *m, uint64_t line)
         m->dir[j] = p;
         m->dir_used++;
     }
+    m->dir_last = p;
     return &p->lines[(line & (RRU_PAGE_SIZE - 1)) >> RRU_LINE_SHIFT];
 oom:
     fprintf(stderr, "rnr: out of memory for the coherence directory\n");
@@ -194,6 +200,7 @@ rru_machine *rru_machine_new(const rru_machine_config *cfg, rru_mem *mem, char *
         c->ops = NULL;
         c->rru = NULL;
         c->ev_retired = c->ev_time = NONE;
+        c->ev_fired_retired = c->ev_fired_clock = NONE;
         c->timer = NONE;
         c->bus_reads = c->bus_exclusive = c->stall_cycles = 0;
         memset(c->filter, 0, sizeof c->filter);
@@ -358,6 +365,18 @@ static uint64_t next_random(rru_machine *m)
     return z ^ (z >> 31);
 }
 
+/* Why timestamps follow the real order (docs/machine.md has the long form).
+ * Let a (core i, time ta) happen before a conflicting b (core j, time tb).
+ * (1) A core's clock never decreases and each access happens at its clock,
+ *     so all of i's past accesses are at times <= c_i.
+ * (2) i loses the permission a used only to a transaction Y that conflicts
+ *     with it, whose time is >= c_i + 1 > ta; line.T only grows, so
+ *     ta < line.T afterwards.
+ * (3) j holds no permission for b at the time of a (a write makes i the only
+ *     holder; a read leaves j without ownership), so j makes a transaction X
+ *     after a and no later than b: tb >= T_X.
+ * (4) T_X >= c_i + 1 > ta if i still holds a's permission (it conflicts
+ *     with X), else T_X >= line.T > ta by (2). Hence ta < tb. */
 void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, uint64_t *time_out)
 {
     rru_machine *m = h->mach;
@@ -423,6 +442,11 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, ui
                 l->owner = -1;
             }
             l->sharers |= rbit;
+            /* Nobody else holds it: the copy is exclusive (MESI's E, kept
+             * as ownership), so a later store needs no transaction. Other
+             * cores' requests treat it as modified: conservative. */
+            if (l->sharers == rbit)
+                l->owner = (int)r;
         }
         l->t = t;   /* (2): line.T only grows, since t >= old line.T */
     }
@@ -524,9 +548,14 @@ rru_stop_reason rru_machine_run(rru_machine *m, rru_stop *stop)
             stop->pc = h->ctx.pc;
             return RRU_STOP_ALARM;
         }
-        if ((c->ev_retired != NONE && h->retired >= c->ev_retired) ||
-            (c->ev_time != NONE && h->clock >= c->ev_time)) {
+        int due = (c->ev_retired != NONE && h->retired >= c->ev_retired) ||
+                  (c->ev_time != NONE && h->clock >= c->ev_time);
+        /* An event re-armed for the point where one just fired waits for
+         * progress, so a hook can never stall the machine. */
+        if (due && !(h->retired == c->ev_fired_retired && h->clock == c->ev_fired_clock)) {
             c->ev_retired = c->ev_time = NONE;
+            c->ev_fired_retired = h->retired;
+            c->ev_fired_clock = h->clock;
             if (c->ops && c->ops->event)
                 c->ops->event(c->rru, (unsigned)r);
             continue;
@@ -542,11 +571,12 @@ rru_stop_reason rru_machine_run(rru_machine *m, rru_stop *stop)
         uint64_t end = min2 == NONE ? NONE : min2 + m->cfg.slice;
         if (c->timer < end)
             end = c->timer;
-        if (c->ev_time < end)
+        if (!due && c->ev_time < end)
             end = c->ev_time;
         if (m->alarm < end)
             end = m->alarm;
-        uint64_t max = c->ev_retired == NONE ? NONE : c->ev_retired - h->retired;
+        /* A deferred event: one instruction of progress, then it fires. */
+        uint64_t max = due ? 1 : c->ev_retired != NONE ? c->ev_retired - h->retired : NONE;
         int res = rru_hart_run(h, max, end, stop);
         stop->core = (unsigned)r;
         if (res == RRU_STOP_LIMIT || res == RRU_RUN_TIME)

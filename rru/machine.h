@@ -68,6 +68,8 @@ int rru_machine_is_idle(const rru_machine *m, unsigned core);
 /* Runs the runnable cores, always the one with the smallest clock for a
  * bounded slice, until one of them stops; *stop says which core and why
  * (that core is then stopped: not runnable until resume/load/set_idle).
+ * stop->insns counts only the stopping core's last slice: use the
+ * context's instret or rru_machine_retired for totals.
  * Returns RRU_STOP_IDLE when no core is runnable, RRU_STOP_ALARM when the
  * smallest clock of the runnable cores reached the alarm (which is then
  * cleared). Deterministic: same memory, contexts, config and calls give the
@@ -76,8 +78,8 @@ rru_stop_reason rru_machine_run(rru_machine *m, rru_stop *stop);
 /* Core C stops with RRU_STOP_REQUEST at the end of its current basic block
  * (or before it next runs). For hooks and the driver. */
 void rru_machine_request_stop(rru_machine *m, unsigned core);
-/* Core C stops with RRU_STOP_TIMER at the first instruction boundary with
- * clock >= t (UINT64_MAX = never). Preemption quantum. */
+/* Core C stops with RRU_STOP_TIMER at the first basic-block boundary with
+ * clock >= t (UINT64_MAX = never); one-shot. Preemption quantum. */
 void rru_machine_set_timer(rru_machine *m, unsigned core, uint64_t t);
 /* rru_machine_run returns RRU_STOP_ALARM (core = that of the smallest clock)
  * once the smallest clock of the runnable cores is >= t; UINT64_MAX = none. */

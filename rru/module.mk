@@ -3,15 +3,33 @@ rru_SRCS    := $(sort $(wildcard rru/*.c))
 rru_HEADERS := $(sort $(wildcard rru/*.h))
 $(eval $(call component,rru))
 
-# The simulator benchmark (tools/bench/rru_bench.c): `make bench` runs it.
-RRU_BENCH := $(BUILD)/bench/rru-bench
-DEPFILES  += $(BUILD)/obj/tools/bench/rru_bench.d
-
-$(RRU_BENCH): $(BUILD)/obj/tools/bench/rru_bench.o $(rru_LIB) $(formats_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(rru_LIB) $(formats_LIB) $(LDLIBS)
-
+# The simulator benchmark (tests/bench/bench_rru.c): `make bench` runs it.
 .PHONY: bench-rru
-bench: bench-rru
-bench-rru: $(RRU_BENCH)
-	$(RRU_BENCH) $(RRU_BENCH_SCALE)
+BENCH_TARGETS += bench-rru
+bench-rru: $(BUILD)/bench/bench_rru
+	$(BUILD)/bench/bench_rru $(RRU_BENCH_SCALE)
+
+# tests/rru_qemu/probe.S: a guest program for tests/test_rru_qemu.c, built
+# with the cross toolchain into an ELF (run by qemu-riscv64) and its text
+# embedded in the test as a C array (run on an rru hart). Both generated.
+RRU_OBJCOPY   ?= riscv64-linux-gnu-objcopy
+RRU_PROBE_ELF := $(BUILD)/gen/rru_probe.elf
+RRU_PROBE_H   := $(BUILD)/gen/rru_probe.h
+GENERATED     += $(RRU_PROBE_ELF) $(RRU_PROBE_H)
+
+$(RRU_PROBE_ELF): tests/rru_qemu/probe.S
+	@mkdir -p $(dir $@)
+	$(GUEST_CC) -nostdlib -static -Wl,-Ttext=0x10000 -Wl,--build-id=none -o $@ $<
+
+$(RRU_PROBE_H): $(RRU_PROBE_ELF)
+	$(RRU_OBJCOPY) -O binary -j .text $< $@.bin
+	{ echo '/* generated from tests/rru_qemu/probe.S by rru/module.mk: do not edit */'; \
+	  printf 'static const char rru_probe_elf[] = "%s";\n' '$(abspath $(RRU_PROBE_ELF))'; \
+	  echo 'static const unsigned char rru_probe_text[] = {'; \
+	  od -An -v -tx1 $@.bin | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; } > $@.tmp
+	rm -f $@.bin
+	mv $@.tmp $@
+
+$(BUILD)/obj/tests/test_rru_qemu.o: $(RRU_PROBE_H)
+$(BUILD)/obj/tests/test_rru_qemu.o: CPPFLAGS += -I$(BUILD)/gen

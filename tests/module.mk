@@ -8,6 +8,8 @@ TESTLIB_SRCS := tests/check_main.c tests/testutil.c
 TEST_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS) $(TESTLIB_SRCS))
 TEST_BIN    := $(BUILD)/tests/rnr-tests
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+# Unicorn: the instruction-level oracle of tests/test_rru_lockstep.c.
+CHECK_LIBS  += -lunicorn
 SUITES_H    := $(BUILD)/gen/suites.h
 DEPFILES    += $(TEST_OBJS:.o=.d)
 

@@ -4,6 +4,7 @@
  * programs run by a standalone hart. Exact instruction counting (ECALL,
  * limits) is checked here too, because replay depends on it. */
 #include <check.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,10 +485,12 @@ START_TEST(rru_isa_lr_sc_and_amos)
 END_TEST
 
 static int sc_calls;
+static uint64_t sc_instret;
 static int sc_fail_hook(void *env, rru_hart *h, uint64_t addr, int ok)
 {
-    (void)env; (void)h; (void)addr; (void)ok;
+    (void)env; (void)addr; (void)ok;
     sc_calls++;
+    sc_instret = rru_hart_instret(h);
     return 0;
 }
 
@@ -503,6 +506,7 @@ START_TEST(rru_isa_sc_verdict_comes_from_the_environment)
     rru_stop st;
     ck_assert_int_eq(rru_hart_execute(t.h, 100, &st), RRU_STOP_ECALL);
     ck_assert_int_eq(sc_calls, 1);
+    ck_assert_uint_eq(sc_instret, 1);   /* the LR before it */
     ck_assert_uint_eq(ctx(&t)->x[A3], 1);
     uint32_t w;
     rru_mem_read(t.m, TEST_DATA, &w, 4);
@@ -673,6 +677,60 @@ START_TEST(rru_hart_executes_exactly_n_instructions)
 }
 END_TEST
 
+typedef struct worker {
+    rru_mem *m;
+    unsigned id;
+    rru_ctx ctx;
+    uint64_t insns;
+} worker;
+
+/* A replay worker: its own hart, the shared memory, chunks of 97. */
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    rru_hart *h = rru_hart_new(w->m, w->id);
+    for (;;) {
+        rru_stop st;
+        rru_hart_load(h, &w->ctx);
+        rru_stop_reason r = rru_hart_execute(h, 97, &st);
+        rru_hart_save(h, &w->ctx);
+        w->insns += st.insns;
+        if (r != RRU_STOP_LIMIT)
+            break;
+    }
+    rru_hart_free(h);
+    return NULL;
+}
+
+START_TEST(rru_harts_run_concurrently_on_shared_memory)
+{
+    /* Four host threads, one hart each, the same code pages, private
+     * stacks: each ends exactly like a lone run. */
+    th ref = th_new(loop_code, sizeof loop_code / 4);
+    rru_stop st;
+    ck_assert_int_eq(rru_hart_execute(ref.h, UINT64_MAX, &st), RRU_STOP_ECALL);
+    rru_mem *m = test_mem(loop_code, sizeof loop_code / 4);
+    worker w[4];
+    pthread_t tid[4];
+    for (unsigned i = 0; i < 4; i++) {
+        w[i].m = m;
+        w[i].id = i;
+        w[i].insns = 0;
+        rru_ctx_init(&w[i].ctx, TEST_CODE);
+        w[i].ctx.x[SP] = TEST_DATA + 0x1000 * (i + 1);
+        ck_assert_int_eq(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        ck_assert_uint_eq(w[i].insns, st.insns);
+        ck_assert_uint_eq(w[i].ctx.x[A1], ctx(&ref)->x[A1]);
+        ck_assert_uint_eq(w[i].ctx.pc, ctx(&ref)->pc);
+    }
+    rru_mem_free(m);
+    th_free(&ref);
+}
+END_TEST
+
 START_TEST(rru_hart_illegal_and_fetch_faults_stop_cleanly)
 {
     uint32_t insns[] = { 0x00000000u, 0xffffffffu, 0x0000007fu, 0x12345677u };
@@ -803,5 +861,6 @@ TU_SUITE(rru_isa)
     tcase_add_test(tc, rru_hart_illegal_and_fetch_faults_stop_cleanly);
     tcase_add_test(tc, rru_hart_sees_new_code_after_fence_i_and_host_writes);
     tcase_add_test(tc, rru_hart_unmap_is_seen_by_the_next_execute);
+    tcase_add_test(tc, rru_harts_run_concurrently_on_shared_memory);
     return s;
 }

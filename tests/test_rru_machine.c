@@ -468,6 +468,59 @@ START_TEST(rru_machine_filter_reports_each_line_once_per_flush)
 }
 END_TEST
 
+static unsigned rearm_count;
+static rru_machine *rearm_m;
+static void rearm_event(void *rru, unsigned core)
+{
+    (void)rru;
+    rearm_count++;
+    /* Re-arm at the point where we are: must not stall the machine. */
+    rru_machine_set_event(rearm_m, core, rru_machine_retired(rearm_m, core),
+                          rru_machine_clock(rearm_m, core));
+}
+static const rru_core_ops rearm_ops = { NULL, NULL, rearm_event };
+
+START_TEST(rru_machine_rearmed_event_cannot_stall)
+{
+    uint32_t c0[] = { I_ADDI(A0, ZERO, 40), I_ADDI(A0, A0, -1), I_BNE(A0, ZERO, -4), I_ECALL };
+    const uint32_t *code[1] = { c0 };
+    size_t n[1] = { 4 };
+    mtest t = mt_new(1, 1, code, n, 0);
+    rearm_m = t.m;
+    rearm_count = 0;
+    rru_machine_attach(t.m, 0, &rearm_ops, NULL);
+    rru_machine_set_event(t.m, 0, 0, UINT64_MAX);
+    rru_stop st;
+    ck_assert_int_eq(rru_machine_run(t.m, &st), RRU_STOP_ECALL);
+    /* Fired at every instruction boundary before the ECALL: 1 + 80 of them. */
+    ck_assert_uint_eq(rearm_count, 82);
+    mt_free(&t);
+}
+END_TEST
+
+START_TEST(rru_machine_private_line_needs_one_transaction)
+{
+    /* Read then write a line nobody else holds: the read miss grants it
+     * exclusive (MESI's E), the write needs no second transaction. */
+    uint32_t c0[] = { I_LD(T0, A1, 0), I_SD(T0, A1, 8), I_ECALL };
+    uint32_t c1[] = { I_LD(T0, A4, 0), I_ECALL };
+    const uint32_t *code[2] = { c0, c1 };
+    size_t n[2] = { 3, 2 };
+    mtest t = mt_new(2, 1, code, n, 0);
+    mt_run_all(&t);
+    rru_core_stats s;
+    rru_machine_stats(t.m, 0, &s);
+    ck_assert_uint_eq(s.bus_reads, 1);
+    ck_assert_uint_eq(s.bus_exclusive, 0);
+    uint64_t sharers;
+    int owner;
+    rru_machine_line_state(t.m, PRIV, &sharers, &owner);
+    ck_assert_int_eq(owner, 0);
+    ck_assert_uint_eq(sharers, 1);
+    mt_free(&t);
+}
+END_TEST
+
 /* ---- driver controls ---- */
 
 START_TEST(rru_machine_syscall_accesses_go_through_coherence)
@@ -599,6 +652,8 @@ TU_SUITE(rru_machine)
     tcase_add_test(tc, rru_machine_hooks_see_snoops_accesses_and_exact_events);
     tcase_add_test(tc, rru_machine_filter_reports_each_line_once_per_flush);
     tcase_add_test(tc, rru_machine_csr_reads_go_through_the_environment);
+    tcase_add_test(tc, rru_machine_rearmed_event_cannot_stall);
+    tcase_add_test(tc, rru_machine_private_line_needs_one_transaction);
     tc = tu_tcase(s, "driver", 30);
     tcase_add_test(tc, rru_machine_syscall_accesses_go_through_coherence);
     tcase_add_test(tc, rru_machine_idle_timer_alarm_and_clocks);

@@ -6,18 +6,51 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/metrics.h"
 #include "formats/dump.h"
 #include "formats/manifest.h"
 #include "tools/cli.h"
 
 const char cmd_stats_help[] =
-    "usage: rnr stats FILE|DIR\n"
+    "usage: rnr stats [--token-latency CYCLES] FILE|DIR\n"
     "For a log FILE: its kind, records, threads, instructions, bytes (file,\n"
     "raw records, records compressed with zlib) and bits per kilo-instruction,\n"
     "one 'name: value' per line. For a recording bundle DIR: one row per log\n"
     "in it. Bits per kilo-instruction are 8000 x bytes / instructions, with\n"
     "the instructions of all threads (from the chunks themselves, or for the\n"
-    "input log from the bundle's manifest). Definitions: docs/formats.md.\n";
+    "input log from the bundle's manifest). Definitions: docs/formats.md.\n"
+    "Final logs (maxpar, stitched, serial, stserial) also get: entries, tokens,\n"
+    "critical path (instructions on the longest path of the replay DAG), replay\n"
+    "parallelism (instructions / critical path), and the simulated replay time in\n"
+    "cycles on W = 1, 2, 4, ... up to the recorded CPU count replay CPUs at 1 IPC,\n"
+    "a token taking --token-latency cycles (default 100) from sender to receiver\n"
+    "(docs/backend.md, \"Metrics\").\n";
+
+static uint64_t token_latency = 100;
+
+static int is_final(uint32_t kind)
+{
+    return rnr_log_kind_is_chunks(kind) && kind != RNR_LOG_INITIAL;
+}
+
+static int final_metrics(const char *path, dag_metrics *m, char *err, size_t errlen)
+{
+    rnr_reader *r = rnr_reader_open(path, err, errlen);
+    if (!r)
+        return -1;
+    int rc = metrics_compute(r, token_latency, m, err, errlen);
+    rnr_reader_close(r);
+    return rc;
+}
+
+static void print_metrics(const dag_metrics *m)
+{
+    printf("entries: %" PRIu64 "\ncritical_path: %" PRIu64 "\nparallelism: %.3f\n"
+           "replay.token_latency: %" PRIu64 "\n",
+           m->chunks, m->critical_path, m->parallelism, m->token_latency);
+    for (uint32_t i = 0; i < m->nw; i++)
+        printf("replay.cycles.w%u: %" PRIu64 "\n", m->workers[i], m->makespan[i]);
+}
 
 static double bits_per_kinstr(uint64_t bytes, uint64_t instructions)
 {
@@ -65,8 +98,13 @@ static int stats_dir(const char *dir)
     const char *prog = rnr_manifest_get(m, "program");
     printf("bundle: %s\nprogram: %s\ninstructions: %s%" PRIu64 "\n", dir, prog ? prog : "?",
            have_insns ? "" : "unknown ", insns);
-    printf("%-10s %10s %8s %12s %12s %12s %10s %10s\n", "log", "records", "threads",
-           "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib");
+    uint64_t cycles;
+    if (rnr_manifest_get_u64(m, "cycles", &cycles) == 0)
+        printf("recorded cycles: %" PRIu64 " (compare: rnr stats on a final log, replay.cycles.wN)\n",
+               cycles);
+    printf("%-10s %10s %8s %12s %12s %12s %10s %10s %12s %9s\n", "log", "records", "threads",
+           "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib", "crit.path",
+           "parallel");
     int rc = RNR_EXIT_OK, found = 0;
     for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bundle_logs[i]);
@@ -81,10 +119,19 @@ static int stats_dir(const char *dir)
         }
         uint64_t n = rnr_log_kind_is_chunks(s.header.kind) ? s.instructions : insns;
         printf("%-10s %10" PRIu64 " %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
-               " %10.3f %10.3f\n",
+               " %10.3f %10.3f",
                rnr_log_kind_name(s.header.kind), s.counts.records, s.threads, n,
                s.counts.raw_bytes, s.zlib_bytes, bits_per_kinstr(s.counts.raw_bytes, n),
                bits_per_kinstr(s.zlib_bytes, n));
+        dag_metrics dm;
+        if (!is_final(s.header.kind)) {
+            printf(" %12s %9s\n", "-", "-");
+        } else if (final_metrics(path, &dm, err, sizeof err) < 0) {
+            printf("\n");
+            rc = cli_bad_input("stats", "%s", err);
+        } else {
+            printf(" %12" PRIu64 " %9.3f\n", dm.critical_path, dm.parallelism);
+        }
     }
     rnr_manifest_free(m);
     if (!found)
@@ -94,11 +141,23 @@ static int stats_dir(const char *dir)
 
 int cmd_stats(int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage("stats", argc < 2 ? "missing FILE or DIR" : "too many arguments");
-    const char *path = argv[1];
-    if (path[0] == '-' && path[1] != '\0')
-        return cli_usage("stats", "unknown option '%s'", path);
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--token-latency") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage("stats", "--token-latency needs a value");
+            if (cli_parse_u64("stats", "--token-latency", argv[++i], 0, 1ull << 40, &token_latency) < 0)
+                return RNR_EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_usage("stats", "unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage("stats", "too many arguments");
+        }
+    }
+    if (!path)
+        return cli_usage("stats", "missing FILE or DIR");
     struct stat st;
     if (strcmp(path, "-") != 0 && stat(path, &st) != 0)
         return cli_bad_input("stats", "%s: %s", path, strerror(errno));
@@ -108,6 +167,13 @@ int cmd_stats(int argc, char **argv)
     char err[RNR_ERR_MAX];
     if (rnr_log_summarize(path, &s, err, sizeof err) < 0)
         return cli_bad_input("stats", "%s", err);
+    if (is_final(s.header.kind) && strcmp(path, "-") == 0)
+        return cli_bad_input("stats", "<stdin>: the metrics of a final log need a file, not a pipe");
+    dag_metrics dm;
+    if (is_final(s.header.kind) && final_metrics(path, &dm, err, sizeof err) < 0)
+        return cli_bad_input("stats", "%s", err);
     print_file(path, &s);
+    if (is_final(s.header.kind))
+        print_metrics(&dm);
     return RNR_EXIT_OK;
 }

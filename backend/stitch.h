@@ -1,0 +1,37 @@
+/* backend/stitch.h: backend pass 2, MaxPar -> Stitched: consecutive chunks
+ * of one thread on one CPU lane merge into a stitched chunk as long as
+ * Lamport scalar clocks prove no cycle can form; tokens are regrouped so
+ * that a stitched chunk sends at most one token per CPU and the edges of
+ * a CPU pair never cross. */
+#ifndef RNR_BACKEND_STITCH_H
+#define RNR_BACKEND_STITCH_H
+
+#include <stdint.h>
+
+#include "backend/dag.h"
+
+typedef struct stitch_stats {
+    uint64_t chunks_in, chunks_out;
+    uint64_t tokens_out;
+    uint64_t ended_thread;     /* a stitched chunk ended: next chunk of another thread */
+    uint64_t ended_clock;      /* ... a predecessor's clock could close a cycle */
+    uint64_t ended_window;     /* ... it began `window` chunks of the walk ago */
+    uint64_t ended_size;       /* ... the size would overflow */
+} stitch_stats;
+
+#define STITCH_WINDOW_DEFAULT 4096u
+
+typedef struct stitcher stitcher;
+
+/* A pass over a log of CPUS lanes. A stitched chunk ends at the latest
+ * WINDOW chunks of the walk after its first chunk (which bounds the pass's
+ * memory and lets a quiet lane's last stitched chunk reach the log). */
+stitcher *stitch_new(uint32_t cpus, uint64_t window, final_emit_fn emit, void *ctx);
+void stitch_free(stitcher *s);
+/* The dag_walk callback (ctx = the stitcher). */
+int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2]);
+/* End of the walk: emits the open stitched chunks. 0 or -1 (emit failed). */
+int stitch_finish(stitcher *s);
+const stitch_stats *stitch_get_stats(const stitcher *s);
+
+#endif

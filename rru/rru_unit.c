@@ -1,0 +1,484 @@
+/* rru/rru_unit.c: one core's Record-and-Replay Unit: the current chunk,
+ * clusters with read/write signatures for the last K of them, source-only
+ * dependence recording into successor vectors, conservative eviction, and
+ * the chunk buffer the driver drains under bounded silence. */
+#include "rru/rru_unit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rru/signature.h"
+
+#define SV_NONE UINT64_MAX
+
+typedef struct cluster {
+    sig *rd, *wr;
+    uint64_t *sv;          /* [cpus]: time of the earliest dependence to each cpu */
+    uint32_t nset;         /* entries of sv that are set */
+    uint32_t chunks;       /* chunks ended in this cluster */
+    uint64_t last;         /* buffer sequence number of its last chunk (closed clusters) */
+    uint64_t last_ts;      /* TS of that chunk */
+} cluster;
+
+typedef struct buf_chunk {
+    rnr_initial_chunk c;
+    rnr_sv_entry *sv;      /* storage for c.sv: cpus - 1 entries, allocated on first use */
+    uint64_t start;
+    int final;
+} buf_chunk;
+
+struct rru_unit {
+    rru_config cfg;
+    uint32_t cpu;
+    uint64_t age;          /* msp / 4: chunk age limit, idle-cluster and eviction age */
+    int enabled;
+    uint32_t tag;
+    /* the current chunk */
+    uint64_t cur_count, cur_start;
+    uint64_t last_bus;     /* time of the last own bus access + 1, 0 if none */
+    uint64_t last_ts;      /* TS of the last chunk ended */
+    /* clusters: K slots, the current one (cc) and the closed window,
+     * oldest first */
+    cluster *slot;
+    int *free_slot;
+    uint32_t nfree;
+    int cc;
+    int *win;
+    uint32_t nwin;
+    int64_t tail;          /* ended chunk of cc not yet known to be its last, -1 */
+    /* the buffer: chunks with sequence numbers head..next-1; those below
+     * ready are final */
+    buf_chunk *ring;
+    uint64_t cap, head, next, ready;
+    rru_counters counters;
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fputs("rnr: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+void rru_config_default(rru_config *c, uint32_t cpus)
+{
+    memset(c, 0, sizeof *c);
+    c->cpus = cpus;
+    c->clusters = 4;
+    c->sig_bits = 0;
+    c->sig_hashes = 4;
+    c->cluster_chunks = 4;
+    c->chunk_max = 10000;
+    c->msp = 100000;
+}
+
+int rru_config_check(const rru_config *c, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    if (c->cpus < 1 || c->cpus > RNR_MAX_CPUS)
+        bad = "cpu count out of range";
+    else if (c->clusters < 2 || c->clusters > 64)
+        bad = "clusters (K) must be 2..64";
+    else if (c->sig_bits && (c->sig_bits < SIG_MIN_BITS || c->sig_bits > SIG_MAX_BITS))
+        bad = "Bloom signature size must be 64..16777216 bits";
+    else if (c->sig_hashes < 1 || c->sig_hashes > 8)
+        bad = "Bloom hash count must be 1..8";
+    else if (c->cluster_chunks < 1)
+        bad = "chunks per cluster must be >= 1";
+    else if (c->chunk_max < 1 || c->chunk_max > (UINT64_MAX >> 2))
+        bad = "chunk size limit out of range";
+    else if (c->msp < 64 || c->msp > (UINT64_MAX >> 4))
+        bad = "MSP must be at least 64 cycles";
+    if (bad) {
+        snprintf(err, errlen, "%s", bad);
+        return -1;
+    }
+    return 0;
+}
+
+rru_unit *rru_unit_new(const rru_config *c, uint32_t cpu)
+{
+    char err[128];
+    if (rru_config_check(c, err, sizeof err) < 0 || cpu >= c->cpus) {
+        fprintf(stderr, "rnr: internal error: bad RRU configuration (%s)\n",
+                cpu >= c->cpus ? "cpu out of range" : err);
+        abort();
+    }
+    rru_unit *u = xcalloc(1, sizeof *u);
+    u->cfg = *c;
+    u->cpu = cpu;
+    u->age = c->msp / 4;
+    u->cc = -1;
+    u->tail = -1;
+    uint32_t k = c->clusters;
+    u->slot = xcalloc(k, sizeof *u->slot);
+    u->free_slot = xcalloc(k, sizeof *u->free_slot);
+    u->win = xcalloc(k, sizeof *u->win);
+    for (uint32_t i = 0; i < k; i++) {
+        u->slot[i].rd = sig_new(c->sig_bits, c->sig_hashes);
+        u->slot[i].wr = sig_new(c->sig_bits, c->sig_hashes);
+        u->slot[i].sv = xcalloc(c->cpus, sizeof *u->slot[i].sv);
+        u->free_slot[u->nfree++] = (int)(k - 1 - i);
+    }
+    u->cap = 64;
+    u->ring = xcalloc(u->cap, sizeof *u->ring);
+    return u;
+}
+
+void rru_unit_free(rru_unit *u)
+{
+    if (!u)
+        return;
+    for (uint32_t i = 0; i < u->cfg.clusters; i++) {
+        sig_free(u->slot[i].rd);
+        sig_free(u->slot[i].wr);
+        free(u->slot[i].sv);
+    }
+    for (uint64_t i = 0; i < u->cap; i++)
+        free(u->ring[i].sv);
+    free(u->slot);
+    free(u->free_slot);
+    free(u->win);
+    free(u->ring);
+    free(u);
+}
+
+const rru_counters *rru_unit_counters(const rru_unit *u) { return &u->counters; }
+
+/* ---- the buffer ---- */
+
+static buf_chunk *at(const rru_unit *u, uint64_t seq) { return &u->ring[seq % u->cap]; }
+
+static uint64_t push_chunk(rru_unit *u)
+{
+    if (u->next - u->head == u->cap) {  /* full: every slot holds a chunk */
+        uint64_t cap = u->cap * 2;
+        buf_chunk *ring = xcalloc(cap, sizeof *ring);
+        for (uint64_t s = u->head; s < u->next; s++)
+            ring[s % cap] = u->ring[s % u->cap];
+        free(u->ring);
+        u->ring = ring;
+        u->cap = cap;
+    }
+    return u->next++;
+}
+
+static void advance_ready(rru_unit *u)
+{
+    while (u->ready < u->next && at(u, u->ready)->final)
+        u->ready++;
+}
+
+static void finalize_chunk(rru_unit *u, uint64_t seq, const cluster *cl)
+{
+    buf_chunk *b = at(u, seq);
+    b->c.nsv = 0;
+    if (cl && cl->nset) {
+        if (!b->sv)
+            b->sv = xcalloc(u->cfg.cpus, sizeof *b->sv);
+        for (uint32_t q = 0; q < u->cfg.cpus; q++) {
+            if (q == u->cpu || cl->sv[q] == SV_NONE)
+                continue;
+            b->sv[b->c.nsv].cpu = q;
+            b->sv[b->c.nsv].ts = cl->sv[q];
+            b->c.nsv++;
+        }
+        u->counters.sv_entries += b->c.nsv;
+    }
+    b->c.sv = b->sv;
+    b->final = 1;
+    advance_ready(u);
+}
+
+uint32_t rru_buffered(const rru_unit *u) { return (uint32_t)(u->next - u->head); }
+uint32_t rru_ready(const rru_unit *u) { return (uint32_t)(u->ready - u->head); }
+
+uint64_t rru_deadline(const rru_unit *u)
+{
+    return u->head < u->next ? at(u, u->head)->start + u->cfg.msp : UINT64_MAX;
+}
+
+uint32_t rru_drain(rru_unit *u, uint32_t max,
+                   void (*fn)(void *ctx, const rnr_initial_chunk *c, uint64_t start), void *ctx)
+{
+    uint32_t n = 0;
+    while (n < max && u->head < u->ready) {
+        buf_chunk *b = at(u, u->head);
+        fn(ctx, &b->c, b->start);
+        u->head++;
+        n++;
+    }
+    return n;
+}
+
+/* ---- clusters ---- */
+
+static int conflicts(const cluster *cl, uint64_t line, int write)
+{
+    return sig_test(cl->wr, line) || (write && sig_test(cl->rd, line));
+}
+
+static void release_slot(rru_unit *u, int s)
+{
+    cluster *cl = &u->slot[s];
+    sig_clear(cl->rd);
+    sig_clear(cl->wr);
+    cl->nset = 0;
+    cl->chunks = 0;
+    u->free_slot[u->nfree++] = s;
+}
+
+/* A closed cluster's SV can no longer change: its last chunk becomes final. */
+static void finalize_cluster(rru_unit *u, int s)
+{
+    finalize_chunk(u, u->slot[s].last, &u->slot[s]);
+    release_slot(u, s);
+}
+
+static void remove_from_window(rru_unit *u, uint32_t i)
+{
+    memmove(&u->win[i], &u->win[i + 1], (u->nwin - i - 1) * sizeof *u->win);
+    u->nwin--;
+}
+
+/* Sets every null SV entry of cluster S to T. */
+static void set_all(rru_unit *u, int s, uint64_t t)
+{
+    cluster *cl = &u->slot[s];
+    for (uint32_t q = 0; q < u->cfg.cpus; q++) {
+        if (q != u->cpu && cl->sv[q] == SV_NONE) {
+            cl->sv[q] = t;
+            cl->nset++;
+        }
+    }
+}
+
+/* Conservative eviction of the oldest closed cluster: once its signatures
+ * are gone no conflict with it can be seen, so every dependence it might
+ * still source is assumed to happen now. */
+static void evict_oldest(rru_unit *u, uint64_t now)
+{
+    int s = u->win[0];
+    remove_from_window(u, 0);
+    set_all(u, s, max64(now, u->slot[s].last_ts));
+    u->counters.evictions++;
+    finalize_cluster(u, s);
+}
+
+static void open_cluster(rru_unit *u)
+{
+    int s = u->free_slot[--u->nfree];
+    cluster *cl = &u->slot[s];
+    for (uint32_t q = 0; q < u->cfg.cpus; q++)
+        cl->sv[q] = SV_NONE;
+    cl->nset = 0;
+    cl->chunks = 0;
+    u->cc = s;
+    u->counters.clusters++;
+}
+
+/* The current cluster ends; its last chunk is the tail. */
+static void end_cluster(rru_unit *u, uint64_t now)
+{
+    int s = u->cc;
+    if (s < 0)
+        return;
+    u->cc = -1;
+    cluster *cl = &u->slot[s];
+    if (u->tail < 0) {                 /* no chunk of it is still unfinalized */
+        release_slot(u, s);
+        return;
+    }
+    cl->last = (uint64_t)u->tail;
+    cl->last_ts = at(u, cl->last)->c.ts;
+    u->tail = -1;
+    if (cl->nset == u->cfg.cpus - 1) { /* nothing can change any more */
+        finalize_cluster(u, s);
+        return;
+    }
+    u->win[u->nwin++] = s;
+    if (u->nwin > u->cfg.clusters - 1)
+        evict_oldest(u, now);
+}
+
+/* ---- chunks ---- */
+
+static void end_chunk(rru_unit *u, uint64_t now, uint32_t reason, int conflict)
+{
+    if (u->cur_count == 0)
+        return;
+    uint64_t ts = max64(now, u->last_ts);
+    if (!conflict)
+        ts = max64(ts, u->last_bus);   /* after its last bus access */
+    uint64_t seq = push_chunk(u);
+    buf_chunk *b = at(u, seq);
+    b->c.cpu = u->cpu;
+    b->c.tid = u->tag;
+    b->c.ts = ts;
+    b->c.cs = u->cur_count;
+    b->c.reason = reason;
+    b->c.nsv = 0;
+    b->c.sv = b->sv;
+    b->start = u->cur_start;
+    b->final = 0;
+    u->tail = (int64_t)seq;
+    u->last_ts = ts;
+    u->cur_count = 0;
+    u->counters.chunks++;
+    cluster *cl = &u->slot[u->cc];
+    if (++cl->chunks >= u->cfg.cluster_chunks)
+        end_cluster(u, now);
+}
+
+static void start_chunk(rru_unit *u, uint64_t now)
+{
+    if (u->cc < 0)
+        open_cluster(u);
+    if (u->tail >= 0) {               /* the previous chunk was not the cluster's last */
+        finalize_chunk(u, (uint64_t)u->tail, NULL);
+        u->tail = -1;
+    }
+    u->cur_start = now;
+}
+
+void rru_retire(rru_unit *u, uint64_t now, uint64_t n)
+{
+    if (!u->enabled)
+        return;
+    while (n) {
+        if (u->cur_count == u->cfg.chunk_max)
+            end_chunk(u, now, RNR_END_SIZE, 0);
+        if (u->cur_count == 0)
+            start_chunk(u, now);
+        uint64_t take = u->cfg.chunk_max - u->cur_count;
+        if (take > n)
+            take = n;
+        u->cur_count += take;
+        n -= take;
+    }
+}
+
+void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
+{
+    if (!u->enabled || u->cur_count == 0)
+        return;
+    cluster *cl = &u->slot[u->cc];
+    sig_insert(write ? cl->wr : cl->rd, line);
+    if (bus)
+        u->last_bus = now + 1;
+}
+
+int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write)
+{
+    if (from == u->cpu || from >= u->cfg.cpus)
+        return 0;
+    int hit = 0;
+    for (uint32_t i = 0; i < u->nwin;) {
+        int s = u->win[i];
+        cluster *cl = &u->slot[s];
+        if (cl->sv[from] == SV_NONE && conflicts(cl, line, write)) {
+            cl->sv[from] = max64(now, cl->last_ts);
+            cl->nset++;
+            hit = 1;
+            if (cl->nset == u->cfg.cpus - 1) {
+                remove_from_window(u, i);
+                finalize_cluster(u, s);
+                continue;
+            }
+        }
+        i++;
+    }
+    if (u->cc >= 0 && conflicts(&u->slot[u->cc], line, write)) {
+        /* A dependence sourced by the current cluster: the chunk and the
+         * cluster end now, so that the source precedes the destination. */
+        cluster *cl = &u->slot[u->cc];
+        cl->sv[from] = max64(now, u->last_ts);
+        cl->nset++;
+        hit = 1;
+        end_chunk(u, now, RNR_END_CONFLICT, 1);
+        end_cluster(u, now);
+    }
+    u->counters.conflicts += (uint64_t)hit;
+    return hit;
+}
+
+void rru_tick(rru_unit *u, uint64_t now)
+{
+    if (u->cur_count && (u->cur_count == u->cfg.chunk_max || now - u->cur_start >= u->age))
+        end_chunk(u, now, u->cur_count == u->cfg.chunk_max ? RNR_END_SIZE : RNR_END_AGE, 0);
+    if (u->cc >= 0 && u->cur_count == 0 && u->tail >= 0 && now >= at(u, (uint64_t)u->tail)->c.ts + u->age)
+        end_cluster(u, now);
+    while (u->nwin && now >= u->slot[u->win[0]].last_ts + u->age)
+        evict_oldest(u, now);
+}
+
+/* ---- programming interface ---- */
+
+void rru_enable(rru_unit *u, uint64_t now, uint32_t tag)
+{
+    if (u->enabled && tag != u->tag)
+        end_chunk(u, now, RNR_END_SWITCH, 0);
+    u->enabled = 1;
+    u->tag = tag;
+}
+
+void rru_disable(rru_unit *u, uint64_t now)
+{
+    end_chunk(u, now, RNR_END_STOP, 0);
+    end_cluster(u, now);
+    u->enabled = 0;
+}
+
+void rru_terminate(rru_unit *u, uint64_t now, uint32_t reason)
+{
+    end_chunk(u, now, reason, 0);
+}
+
+void rru_serialize(rru_unit *u, uint64_t now, uint32_t reason)
+{
+    u->counters.serializations++;
+    end_chunk(u, now, reason, 0);
+    if (u->cc >= 0) {
+        if (u->tail >= 0)
+            set_all(u, u->cc, max64(now, at(u, (uint64_t)u->tail)->c.ts));
+        end_cluster(u, now);
+        return;
+    }
+    /* No open cluster: the newest closed one still in the window carries
+     * the dependences; older chunks precede it on this core, and clusters
+     * already final had every SV entry set at or before now. */
+    if (u->nwin) {
+        int s = u->win[u->nwin - 1];
+        remove_from_window(u, u->nwin - 1);
+        set_all(u, s, max64(now, u->slot[s].last_ts));
+        finalize_cluster(u, s);
+    }
+}
+
+void rru_stop(rru_unit *u, uint64_t now)
+{
+    end_chunk(u, now, RNR_END_STOP, 0);
+    if (u->cc >= 0) {
+        int s = u->cc;
+        u->cc = -1;
+        if (u->tail >= 0) {
+            u->slot[s].last = (uint64_t)u->tail;
+            u->tail = -1;
+            finalize_cluster(u, s);
+        } else {
+            release_slot(u, s);
+        }
+    }
+    while (u->nwin) {
+        int s = u->win[0];
+        remove_from_window(u, 0);
+        finalize_cluster(u, s);
+    }
+    u->enabled = 0;
+}

@@ -1,0 +1,109 @@
+/* rru/rru_unit.h: the Record-and-Replay Unit of one core, as a model the
+ * machine drives with events (retired instructions, own accesses, snoops
+ * from other cores, time) and the driver programs (enable, terminate,
+ * serialize, drain). It knows nothing of threads: the driver's tag is
+ * stamped on chunks as their TID. docs/backend.md ("The RRU model") states
+ * the event contract the machine must keep; the short version:
+ *
+ *   - every call carries `now` (cycles); calls to all units of a machine
+ *     are made in nondecreasing `now`;
+ *   - bus transactions (accesses that snoop other cores) have distinct
+ *     times; a snoop at time t reaches every other unit (rru_snoop) before
+ *     any of that unit's own events at times > t;
+ *   - rru_tick reaches every unit at least every msp/16 cycles;
+ *   - a thread switched out (rru_serialize) at t resumes no earlier than
+ *     t + 2.
+ *
+ * What it guarantees (the initial log's invariants, formats/log.h, plus):
+ *   - a chunk containing a bus access at time y has TS > y; a chunk that
+ *     sourced a conflict with its current cluster at time t has TS = t;
+ *   - bounded silence: every chunk is final (its SV can no longer change)
+ *     by start + 3/4 msp, and rru_deadline() says when the driver must have
+ *     drained it (start + msp), start being the time of the chunk's first
+ *     retired instruction. */
+#ifndef RNR_RRU_RRU_UNIT_H
+#define RNR_RRU_RRU_UNIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/log.h"
+
+typedef struct rru_config {
+    uint32_t cpus;            /* cores in the machine (SV width), 1..RNR_MAX_CPUS */
+    uint32_t clusters;        /* K >= 2: signatures of the current cluster and K-1 closed ones */
+    uint32_t sig_bits;        /* 0 = exact sets, else Bloom-filter bits per signature */
+    uint32_t sig_hashes;      /* Bloom hash functions (1..8) */
+    uint32_t cluster_chunks;  /* a cluster ends after this many chunks (>= 1) */
+    uint64_t chunk_max;       /* instructions per chunk (>= 1) */
+    uint64_t msp;             /* maximum silence period in cycles (>= 64) */
+} rru_config;
+
+/* Defaults: K = 4, exact signatures, 4 chunks per cluster, 10000-instruction
+ * chunks, MSP 100000 cycles. */
+void rru_config_default(rru_config *c, uint32_t cpus);
+/* 0, or -1 with the offending field in err. */
+int rru_config_check(const rru_config *c, char *err, size_t errlen);
+
+typedef struct rru_unit rru_unit;
+
+/* The RRU of core CPU (< c->cpus), recording disabled. Aborts on bad
+ * config (check it first) or when out of memory. */
+rru_unit *rru_unit_new(const rru_config *c, uint32_t cpu);
+void rru_unit_free(rru_unit *u);
+
+/* ---- programming interface (the driver) ---- */
+
+/* Starts recording; chunks from now on carry TAG (the driver's TID). If
+ * recording was on with another tag, the current chunk ends first (reason
+ * switch). */
+void rru_enable(rru_unit *u, uint64_t now, uint32_t tag);
+/* Stops recording: the current chunk (reason stop) and cluster end. The
+ * window keeps checking snoops against past clusters. */
+void rru_disable(rru_unit *u, uint64_t now);
+/* Ends the current chunk (if it has instructions) with REASON. */
+void rru_terminate(rru_unit *u, uint64_t now, uint32_t reason);
+/* Serialization: a dependence from everything this core recorded up to
+ * now to every other core, now: ends the current chunk (REASON) and
+ * cluster and sets every SV entry of the newest open cluster. */
+void rru_serialize(rru_unit *u, uint64_t now, uint32_t reason);
+/* Recording is over for good (the program ended): the current chunk ends
+ * (reason stop) and every buffered chunk becomes final, without eviction
+ * dependences (no monitored code runs after this). */
+void rru_stop(rru_unit *u, uint64_t now);
+
+/* Chunks in the buffer (ended, not yet drained), and how many of them at
+ * its head are final (may be drained). */
+uint32_t rru_buffered(const rru_unit *u);
+uint32_t rru_ready(const rru_unit *u);
+/* Latest time the oldest buffered chunk may be drained (its start + msp);
+ * UINT64_MAX if the buffer is empty. */
+uint64_t rru_deadline(const rru_unit *u);
+/* Drains up to MAX final chunks from the head, oldest first, calling FN on
+ * each (the record is valid during the call). Returns the count drained. */
+uint32_t rru_drain(rru_unit *u, uint32_t max,
+                   void (*fn)(void *ctx, const rnr_initial_chunk *c, uint64_t start), void *ctx);
+
+/* ---- machine events ---- */
+
+/* N instructions retired by this core, the last at time now. Splits at the
+ * chunk size limit. Ignored while recording is off. */
+void rru_retire(rru_unit *u, uint64_t now, uint64_t n);
+/* The last retired instruction accessed LINE (write or read); BUS says it
+ * caused a bus transaction (snooped by the others at this same time). */
+void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus);
+/* A bus transaction of core FROM on LINE (write = read-exclusive or
+ * upgrade). Checks the window; returns 1 if it conflicted with a cluster
+ * (and the dependence was recorded), else 0. */
+int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write);
+/* Time passes: ends chunks that grew old, closes an idle cluster, evicts
+ * closed clusters that grew old (conservatively). */
+void rru_tick(rru_unit *u, uint64_t now);
+
+typedef struct rru_counters {
+    uint64_t chunks, clusters, conflicts, evictions, serializations;
+    uint64_t sv_entries;      /* in dumped chunks */
+} rru_counters;
+const rru_counters *rru_unit_counters(const rru_unit *u);
+
+#endif

@@ -1,0 +1,361 @@
+/* tests/test_backend_props.c: property tests of the backend over thousands
+ * of small random synthetic recordings (every format verifies, against
+ * the recorded dependences and the ground truth; parallelism and entry
+ * counts are ordered as they must be), memory that does not grow with the
+ * log, and MaxPar running on a pipe from a slow producer. */
+#include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/metrics.h"
+#include "backend/passes.h"
+#include "backend/synth.h"
+#include "backend/verify.h"
+#include "tests/testutil.h"
+
+extern char **environ;
+
+/* Small, varied recordings; now and then a tight MSP against chunks and
+ * dependences that come late (the write bound's worst case). */
+static void random_config(synth_config *c, uint64_t *rng)
+{
+    uint32_t cpus = 2 + (uint32_t)tu_below(rng, 7);
+    synth_config_default(c, cpus);
+    c->seed = tu_rand(rng);
+    c->threads = cpus + (uint32_t)tu_below(rng, 3) - (uint32_t)tu_below(rng, 2);
+    c->os_cpus = (uint32_t)tu_below(rng, 2);
+    if (c->threads <= c->os_cpus)
+        c->threads = c->os_cpus + 1;
+    c->insns = 1000 + tu_below(rng, 4000);
+    c->shared_lines = 2 + (uint32_t)tu_below(rng, 40);
+    c->sharing = 0.001 + 0.04 * (double)tu_below(rng, 100) / 100.0;
+    c->write_frac = 0.1 + 0.6 * (double)tu_below(rng, 10) / 10.0;
+    c->private_lines = 8;
+    c->os_rate = (double)tu_below(rng, 20);
+    c->quantum = tu_below(rng, 2) ? 200 + tu_below(rng, 2000) : 0;
+    c->block_rate = tu_below(rng, 3) == 0 ? 0.005 : 0;
+    c->syscall_rate = 0.2 * (double)tu_below(rng, 3);
+    c->adversarial = tu_below(rng, 5) != 0;
+    c->rru.clusters = 2 + (uint32_t)tu_below(rng, 6);
+    c->rru.cluster_chunks = 1 + (uint32_t)tu_below(rng, 4);
+    c->rru.sig_bits = tu_below(rng, 3) == 0 ? 64u << tu_below(rng, 3) : 0;
+    c->rru.chunk_max = 50 + tu_below(rng, 2000);
+    c->rru.msp = tu_below(rng, 3) == 0 ? 64 + tu_below(rng, 600) : 800 + tu_below(rng, 6000);
+}
+
+static verify_report check(verify_ctx *v, const rnr_membuf *log)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(log->data, log->len, "final"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    verify_report rep;
+    ck_assert_msg(verify_final(v, r, &rep, err, sizeof err) == 0, "%s", err);
+    rnr_reader_close(r);
+    return rep;
+}
+
+static dag_metrics metrics(const rnr_membuf *log)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(log->data, log->len, "final"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    dag_metrics m;
+    ck_assert_msg(metrics_compute(r, 100, &m, err, sizeof err) == 0, "%s", err);
+    rnr_reader_close(r);
+    return m;
+}
+
+static rnr_membuf pass(pass_kind k, const rnr_membuf *in, pass_summary *s, uint64_t seed)
+{
+    rnr_membuf out;
+    char err[RNR_ERR_MAX];
+    ck_assert_msg(pass_run_memory(k, in->data, in->len, &out, NULL, s, err, sizeof err) == 0,
+                  "seed %#llx: %s", (unsigned long long)seed, err);
+    return out;
+}
+
+#define ROUNDS 50
+
+START_TEST(props_every_format_verifies_and_metrics_are_ordered)
+{
+    uint64_t base = tu_seed(0xb0b0000) + (uint64_t)_i * 7919, rng = base;
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t seed = rng;
+        synth_config c;
+        random_config(&c, &rng);
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        char err[RNR_ERR_MAX];
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in.data, in.len, "initial"), err, sizeof err);
+        verify_ctx *v = verify_load(r, err, sizeof err);
+        ck_assert_msg(v != NULL, "%s", err);
+        rnr_reader_close(r);
+        ck_assert_msg(verify_add_truth(v, &truth, err, sizeof err) == 0, "%s", err);
+        pass_summary s_mp, s_st, s_se, s_sts;
+        rnr_membuf mp = pass(PASS_MAXPAR, &in, &s_mp, seed);
+        rnr_membuf st = pass(PASS_STITCH, &mp, &s_st, seed);
+        rnr_membuf se = pass(PASS_SERIAL, &mp, &s_se, seed);
+        rnr_membuf sts = pass(PASS_SERIAL, &st, &s_sts, seed);
+        const rnr_membuf *logs[4] = { &mp, &st, &se, &sts };
+        static const char *const names[4] = { "maxpar", "stitched", "serial", "stserial" };
+        for (int f = 0; f < 4; f++) {
+            verify_report rep = check(v, logs[f]);
+            ck_assert_msg(rep.ok, "seed %#llx (case %d round %d) %s: %s", (unsigned long long)seed, _i, round,
+                          names[f], rep.message);
+            ck_assert_uint_eq(rep.truth, truth.n);
+        }
+        dag_metrics m_mp = metrics(&mp), m_st = metrics(&st), m_se = metrics(&se), m_sts = metrics(&sts);
+        uint64_t total = res.instructions;
+        /* Parallelism MaxPar >= Stitched >= Serial = StSerial = 1: the
+         * critical paths in the other order. */
+        ck_assert_msg(m_mp.critical_path <= m_st.critical_path, "seed %#llx: maxpar path %llu > stitched %llu",
+                      (unsigned long long)seed, (unsigned long long)m_mp.critical_path,
+                      (unsigned long long)m_st.critical_path);
+        ck_assert_uint_le(m_st.critical_path, total);
+        ck_assert_uint_eq(m_se.critical_path, total);
+        ck_assert_uint_eq(m_sts.critical_path, total);
+        ck_assert(m_mp.parallelism >= m_st.parallelism && m_st.parallelism >= 1.0);
+        ck_assert(m_se.parallelism == 1.0 && m_sts.parallelism == 1.0);
+        /* Entries: MaxPar >= Stitched, Serial >= StSerial. */
+        uint64_t e_mp = s_mp.out_counts.records, e_st = s_st.out_counts.records;
+        uint64_t e_se = s_se.out_counts.records, e_sts = s_sts.out_counts.records;
+        ck_assert_msg(e_mp >= e_st && e_se >= e_sts,
+                      "seed %#llx: entries maxpar %llu stitched %llu serial %llu stserial %llu",
+                      (unsigned long long)seed, (unsigned long long)e_mp, (unsigned long long)e_st,
+                      (unsigned long long)e_se, (unsigned long long)e_sts);
+        ck_assert_uint_eq(s_mp.maxpar.chunks_in, res.chunks);
+        verify_free(v);
+        truth_free(&truth);
+        free(in.data);
+        free(mp.data);
+        free(st.data);
+        free(se.data);
+        free(sts.data);
+    }
+}
+END_TEST
+
+/* The pass's memory follows the MSP window, not the log: the peak of open
+ * chunks (and of its own heap) on a log ten times longer stays the same
+ * within the noise of a different random stretch. */
+START_TEST(props_maxpar_memory_is_flat_on_a_ten_times_longer_log)
+{
+    uint64_t peak_open[2], peak_bytes[2], chunks[2];
+    for (int k = 0; k < 2; k++) {
+        synth_config c;
+        synth_config_default(&c, 8);
+        c.seed = tu_seed(77);
+        c.insns = k ? 500000 : 30000;
+        c.rru.msp = 8000;
+        c.rru.chunk_max = 2000;
+        rnr_membuf in, mp;
+        synth_result res;
+        synth_to_memory(&c, &in, NULL, &res);
+        pass_summary s;
+        char err[RNR_ERR_MAX];
+        ck_assert_msg(pass_run_memory(PASS_MAXPAR, in.data, in.len, &mp, NULL, &s, err, sizeof err) == 0, "%s", err);
+        peak_open[k] = s.maxpar.peak_open;
+        peak_bytes[k] = s.maxpar.peak_bytes;
+        chunks[k] = s.maxpar.chunks_in;
+        free(in.data);
+        free(mp.data);
+    }
+    ck_assert_uint_ge(chunks[1], 10 * chunks[0]);
+    printf("maxpar memory: %llu chunks: peak %llu open, %llu bytes; %llu chunks: %llu open, %llu bytes\n",
+           (unsigned long long)chunks[0], (unsigned long long)peak_open[0], (unsigned long long)peak_bytes[0],
+           (unsigned long long)chunks[1], (unsigned long long)peak_open[1], (unsigned long long)peak_bytes[1]);
+    ck_assert_msg(peak_open[1] <= peak_open[0] + peak_open[0] / 2,
+                  "open chunks: %llu on %llu chunks, %llu on %llu", (unsigned long long)peak_open[0],
+                  (unsigned long long)chunks[0], (unsigned long long)peak_open[1], (unsigned long long)chunks[1]);
+    ck_assert_msg(peak_bytes[1] <= peak_bytes[0] + peak_bytes[0] / 2, "bytes: %llu then %llu",
+                  (unsigned long long)peak_bytes[0], (unsigned long long)peak_bytes[1]);
+    /* ... and both are a small part of the log. */
+    ck_assert_uint_lt(peak_open[1] * 10, chunks[1]);
+}
+END_TEST
+
+/* ---- `rnr maxpar - -` fed by a slow producer ----
+ * The producer writes the initial log in batches and, before each next
+ * batch, waits until the reader of MaxPar's output has seen as many
+ * records as the pass can write from the input so far (computed in
+ * process). A pass that wrote only at the end, or did not push its output
+ * while waiting for input, would leave the producer waiting: timeout. */
+
+typedef struct pipe_run {
+    const rnr_initial_chunk *chunks;
+    const rnr_sv_entry *sv;          /* sv of chunk i at svoff[i] */
+    const uint64_t *svoff;
+    uint64_t n, batch;
+    uint64_t *expect;                /* records writable after each batch */
+    rnr_log_header h;
+    int in_fd, out_fd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t seen;
+    int reader_done, reader_rc;
+} pipe_run;
+
+static void *producer(void *arg)
+{
+    pipe_run *p = arg;
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open_io(rnr_io_from_fd(p->in_fd, "pipe", 1, 1), &p->h, NULL, err, sizeof err);
+    if (!w)
+        return NULL;
+    uint64_t b = 0;
+    for (uint64_t i = 0; i < p->n; i++) {
+        rnr_initial_chunk c = p->chunks[i];
+        c.sv = (rnr_sv_entry *)(uintptr_t)(p->sv + p->svoff[i]);
+        rnr_writer_put_initial(w, &c);
+        if ((i + 1) % p->batch == 0 || i + 1 == p->n) {
+            rnr_writer_flush(w);
+            pthread_mutex_lock(&p->mu);
+            while (p->seen < p->expect[b] && !p->reader_done)
+                pthread_cond_wait(&p->cv, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+            b++;
+        }
+    }
+    rnr_writer_close(w, err, sizeof err);
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    pipe_run *p = arg;
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_from_fd(p->out_fd, "out", 0, 1), err, sizeof err);
+    int rc = -1;
+    if (r) {
+        rnr_final_chunk c;
+        while ((rc = rnr_reader_next_final(r, &c)) == 1) {
+            pthread_mutex_lock(&p->mu);
+            p->seen++;
+            pthread_cond_broadcast(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+        }
+        rnr_reader_close(r);
+    }
+    pthread_mutex_lock(&p->mu);
+    p->reader_done = 1;
+    p->reader_rc = rc;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+typedef struct collect {
+    rnr_initial_chunk *c;
+    rnr_sv_entry *sv;
+    uint64_t *svoff;
+    uint64_t n, nsv;
+} collect;
+
+static void collect_chunk(void *ctx, const rnr_initial_chunk *c, uint64_t start)
+{
+    collect *k = ctx;
+    (void)start;
+    k->c = realloc(k->c, (k->n + 1) * sizeof *k->c);
+    k->svoff = realloc(k->svoff, (k->n + 1) * sizeof *k->svoff);
+    k->sv = realloc(k->sv, (k->nsv + c->nsv + 1) * sizeof *k->sv);
+    k->c[k->n] = *c;
+    k->svoff[k->n++] = k->nsv;
+    if (c->nsv)
+        memcpy(k->sv + k->nsv, c->sv, c->nsv * sizeof *c->sv);
+    k->nsv += c->nsv;
+}
+
+static int count_emit(void *ctx, const rnr_final_chunk *c)
+{
+    (void)c;
+    (*(uint64_t *)ctx)++;
+    return 0;
+}
+
+START_TEST(props_maxpar_streams_from_a_slow_producer_through_pipes)
+{
+    synth_config c;
+    synth_config_default(&c, 4);
+    c.insns = 60000;
+    c.rru.msp = 4000;
+    c.rru.chunk_max = 1000;
+    collect k = { 0 };
+    synth_sink sink = { collect_chunk, NULL, &k };
+    synth_result res;
+    synth_run(&c, &sink, &res);
+    pipe_run p;
+    memset(&p, 0, sizeof p);
+    p.chunks = k.c;
+    p.sv = k.sv;
+    p.svoff = k.svoff;
+    p.n = k.n;
+    p.batch = 40;
+    p.h = (rnr_log_header){ .kind = RNR_LOG_INITIAL, .cpus = c.cpus, .msp = c.rru.msp };
+    uint64_t nb = (p.n + p.batch - 1) / p.batch;
+    p.expect = calloc(nb, sizeof *p.expect);
+    /* What the pass writes from each prefix of the input. */
+    uint64_t emitted = 0;
+    maxpar *m = maxpar_new(c.cpus, c.rru.msp, count_emit, &emitted);
+    for (uint64_t i = 0; i < p.n; i++) {
+        rnr_initial_chunk x = k.c[i];
+        x.sv = k.sv + k.svoff[i];
+        ck_assert_int_eq(maxpar_add(m, &x), 0);
+        if ((i + 1) % p.batch == 0 || i + 1 == p.n)
+            p.expect[i / p.batch] = i + 1 == p.n ? 0 : emitted;
+    }
+    maxpar_free(m);
+    ck_assert_uint_gt(p.expect[nb / 2], 0);      /* the test has teeth */
+    int in[2], out[2];
+    ck_assert_int_eq(pipe(in), 0);
+    ck_assert_int_eq(pipe(out), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    const char *argv[] = { tu_rnr_bin(), "maxpar", "-", "-", NULL };
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    p.in_fd = in[1];
+    p.out_fd = out[0];
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    pthread_t tp, tc;
+    pthread_create(&tc, NULL, consumer, &p);
+    pthread_create(&tp, NULL, producer, &p);
+    pthread_join(tp, NULL);
+    pthread_join(tc, NULL);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(p.reader_rc, 0);
+    ck_assert_uint_gt(p.seen, p.expect[nb - 2]);
+    free(p.expect);
+    free(k.c);
+    free(k.sv);
+    free(k.svoff);
+}
+END_TEST
+
+TU_SUITE(backend_props)
+{
+    Suite *s = suite_create("backend_props");
+    TCase *tc = tu_tcase(s, "random", 120);
+    tcase_add_loop_test(tc, props_every_format_verifies_and_metrics_are_ordered, 0, 40);
+    tc = tu_tcase(s, "stream", 60);
+    tcase_add_test(tc, props_maxpar_memory_is_flat_on_a_ten_times_longer_log);
+    tcase_add_test(tc, props_maxpar_streams_from_a_slow_producer_through_pipes);
+    return s;
+}
