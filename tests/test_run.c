@@ -32,6 +32,22 @@ static void run_env(tu_output *o, const char *const *argv)
     tu_run(full, NULL, o);
 }
 
+/* `make valgrind` runs the tests with valgrind following children: then
+ * qemu is not run (valgrind cannot host it), only rnr, which must run
+ * without a valgrind report. */
+static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
+
+static void no_valgrind_report(const tu_output *o)
+{
+    const char *e = o->err;
+    for (const char *at = strstr(e, "=="); at; at = strstr(at + 2, "==")) {
+        const char *d = at + 2;
+        while (*d >= '0' && *d <= '9')
+            d++;
+        ck_assert_msg(!(d > at + 2 && d[0] == '=' && d[1] == '='), "valgrind report:\n%.2000s", e);
+    }
+}
+
 /* Runs PROG with ARGS (NULL-terminated) under rnr run (extra rnr options
  * first) and under qemu; both stdout and exit status must be equal. */
 static void same_as_qemu(const char *const *rnr_opts, const char *prog, const char *const *args)
@@ -53,6 +69,11 @@ static void same_as_qemu(const char *const *rnr_opts, const char *prog, const ch
     a[n] = b[m] = NULL;
     tu_output r, q;
     run_env(&r, a);
+    if (under_valgrind()) {
+        no_valgrind_report(&r);
+        tu_output_free(&r);
+        return;
+    }
     run_env(&q, b);
     ck_assert_msg(q.out_len > 0, "qemu printed nothing for %s: %s", prog, q.err);
     ck_assert_msg(r.out_len == q.out_len && memcmp(r.out, q.out, r.out_len) == 0,
