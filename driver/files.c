@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver/internal.h"
@@ -133,6 +134,14 @@ static int resolve(int dirfd, const char *path, char out[PATH_MAX])
     }
     if (snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", leaf) >= PATH_MAX)
         return -1;
+    /* A symbolic link is judged by where it leads (a dangling one: no). */
+    struct stat st;
+    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        if (!realpath(out, target))
+            return -1;
+        memcpy(out, target, strlen(target) + 1);
+    }
     return 0;
 }
 

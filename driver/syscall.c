@@ -109,9 +109,10 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
     if (row) {
         r = row->fn(p, t, a);
     } else {
-        if (nr >= NR_LIMIT || !(p->unknown_reported[nr / 8] & (1u << (nr % 8)))) {
-            if (nr < NR_LIMIT)
-                p->unknown_reported[nr / 8] |= (uint8_t)(1u << (nr % 8));
+        /* Numbers past the table share one bit: Linux has none there. */
+        uint64_t bit = nr < NR_LIMIT ? nr : NR_LIMIT - 1;
+        if (!(p->unknown_reported[bit / 8] & (1u << (bit % 8)))) {
+            p->unknown_reported[bit / 8] |= (uint8_t)(1u << (bit % 8));
             fprintf(stderr, "rnr: guest system call %" PRIu64 " (%s) is not supported: ENOSYS\n",
                     nr, name_of(nr));
         }

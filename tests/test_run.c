@@ -513,6 +513,15 @@ START_TEST(run_writes_files_only_where_allowed)
     ck_assert_str_eq((char *)content, want);
     free(content);
     tu_output_free(&o);
+    /* A symbolic link inside the allowed directory that leads out of it. */
+    char link[4096], target[4096];
+    snprintf(link, sizeof link, "%s/sub/escape", dir);
+    snprintf(target, sizeof target, "%s/outside.txt", other);
+    ck_assert_int_eq(symlink(target, link), 0);
+    tu_rnr(&o, (const char *[]){"run", "--allow-write", dir, "--", guest("filewrite"), link, NULL});
+    ck_assert_int_eq(o.status, 1);
+    ck_assert_int_ne(access(target, F_OK), 0);
+    tu_output_free(&o);
     /* A missing directory for --allow-write is bad input. */
     char nodir[4096];
     snprintf(nodir, sizeof nodir, "%s/nope", other);
