@@ -1,8 +1,8 @@
 /* driver/proc.c: the guest process: loading (segments, stack, auxv),
  * the main loop over rru_machine_run stops, the end of the run, the final
  * digest and statistics. The memory backend of the address space lives
- * here too: it keeps PROT_NONE reservations out of the machine's memory
- * until they become accessible (glibc reserves 64 MiB per malloc arena). */
+ * here too: demand paging (pages exist in the machine's memory once
+ * touched). */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
