@@ -3,10 +3,26 @@
 GUEST_DIR    := build/guest
 GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Werror -std=gnu11
 guest_SRCS   := $(sort $(wildcard workloads/*.c))
-GUEST_BINS   := $(patsubst workloads/%.c,$(GUEST_DIR)/%,$(guest_SRCS))
+guest_ASM    := $(sort $(wildcard workloads/*.S))
+GUEST_BINS   := $(patsubst workloads/%.c,$(GUEST_DIR)/%,$(guest_SRCS)) \
+                $(patsubst workloads/%.S,$(GUEST_DIR)/%,$(guest_ASM))
 
 guest: $(GUEST_BINS)
 
 $(GUEST_DIR)/%: workloads/%.c
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $< -lm
+
+# Hand-written programs without libc: static-pie (ET_DYN, no interpreter).
+$(GUEST_DIR)/%: workloads/%.S
+	@mkdir -p $(dir $@)
+	$(GUEST_CC) -nostdlib -static-pie -Wl,--no-dynamic-linker -o $@ $<
+
+# The tests run the guest programs.
+test: $(GUEST_BINS)
+
+# `make bench`: rnr run on 1 and 8 cores beside qemu-riscv64 (tools/bench-run).
+BENCH_TARGETS += bench-run-vs-qemu
+.PHONY: bench-run-vs-qemu
+bench-run-vs-qemu: $(RNR) $(GUEST_BINS)
+	tools/bench-run $(abspath $(RNR)) $(abspath $(GUEST_DIR))

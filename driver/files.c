@@ -1,0 +1,164 @@
+/* driver/files.c: the guest's file-descriptor table over host descriptors,
+ * and the rule that says which host paths the guest may write. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver/internal.h"
+
+file_obj *files_new(file_kind kind, int host_fd, int flags, int writable)
+{
+    file_obj *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->refs = 1;
+    f->kind = kind;
+    f->host_fd = host_fd;
+    f->flags = flags;
+    f->writable = writable;
+    return f;
+}
+
+void files_pipe_wake(drv_proc *p, pipe_buf *pb)
+{
+    thread *waker = p->sys_thread;
+    uint64_t now = waker ? sched_now(p, waker) : 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        thread *t = p->threads[i];
+        if (t->state == THR_BLOCKED && t->wait == WAIT_PIPE && t->wait_addr == pb->id)
+            sched_restart(p, t, now);
+    }
+}
+
+void files_unref(drv_proc *p, file_obj *f)
+{
+    if (!f || --f->refs > 0)
+        return;
+    if (f->kind == FILE_HOST && f->host_fd >= 0)
+        close(f->host_fd);
+    if (f->pipe) {
+        pipe_buf *pb = f->pipe;
+        if (f->kind == FILE_PIPE_R)
+            pb->readers--;
+        else
+            pb->writers--;
+        if (pb->readers == 0 && pb->writers == 0) {
+            free(pb->data);
+            free(pb);
+        } else if (!p->done) {
+            files_pipe_wake(p, pb);   /* EOF for readers, EPIPE for writers */
+        }
+    }
+    free(f);
+}
+
+void files_init(drv_proc *p)
+{
+    p->fds[0].file = files_new(FILE_STDIN, p->cfg.stdin_fd, LX_O_RDONLY, 0);
+    p->fds[1].file = files_new(FILE_STDOUT, p->cfg.stdout_fd, LX_O_WRONLY, 1);
+    p->fds[2].file = files_new(FILE_STDERR, p->cfg.stderr_fd, LX_O_WRONLY, 1);
+}
+
+void files_close_all(drv_proc *p)
+{
+    for (int i = 0; i < FD_MAX; i++) {
+        file_obj *f = p->fds[i].file;
+        p->fds[i].file = NULL;
+        files_unref(p, f);
+    }
+}
+
+file_obj *files_get(drv_proc *p, int64_t fd)
+{
+    return fd >= 0 && fd < FD_MAX ? p->fds[fd].file : NULL;
+}
+
+int64_t files_install(drv_proc *p, file_obj *f, int64_t min, int cloexec)
+{
+    uint64_t limit = p->rlim_cur[LX_RLIMIT_NOFILE] < FD_MAX ? p->rlim_cur[LX_RLIMIT_NOFILE] : FD_MAX;
+    for (int64_t fd = min < 0 ? 0 : min; fd < (int64_t)limit; fd++) {
+        if (!p->fds[fd].file) {
+            p->fds[fd].file = f;
+            p->fds[fd].cloexec = cloexec;
+            return fd;
+        }
+    }
+    return -LX_EMFILE;
+}
+
+/* The absolute, symlink-free form of PATH (relative to host directory
+ * descriptor DIRFD or the current directory) when its parent exists:
+ * realpath of the parent plus the last component. 0 or -1. */
+static int resolve(int dirfd, const char *path, char out[PATH_MAX])
+{
+    char full[2 * PATH_MAX];
+    if (path[0] == '/') {
+        snprintf(full, sizeof full, "%s", path);
+    } else {
+        char base[PATH_MAX];
+        if (dirfd == AT_FDCWD) {
+            if (!getcwd(base, sizeof base))
+                return -1;
+        } else {
+            char link[64];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+            ssize_t n = readlink(link, base, sizeof base - 1);
+            if (n < 0)
+                return -1;
+            base[n] = 0;
+        }
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    }
+    size_t len = strlen(full);
+    while (len > 1 && full[len - 1] == '/')
+        full[--len] = 0;
+    char *slash = strrchr(full, '/');
+    const char *leaf = slash + 1;
+    char parent[PATH_MAX];
+    if (slash == full) {
+        snprintf(parent, sizeof parent, "/");
+    } else {
+        *slash = 0;
+        if (!realpath(full, parent))
+            return -1;
+    }
+    if (strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0 || !*leaf) {
+        char tmp[2 * PATH_MAX + 4];
+        snprintf(tmp, sizeof tmp, "%s/%s", parent, leaf);
+        return realpath(tmp, out) ? 0 : -1;
+    }
+    if (snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", leaf) >= PATH_MAX)
+        return -1;
+    /* A symbolic link is judged by where it leads (a dangling one: no). */
+    struct stat st;
+    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        if (!realpath(out, target))
+            return -1;
+        memcpy(out, target, strlen(target) + 1);
+    }
+    return 0;
+}
+
+int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path)
+{
+    if (p->n_allow_write == 0)
+        return 0;
+    char abs[PATH_MAX];
+    if (resolve(dirfd_host, path, abs) < 0)
+        return 0;
+    for (size_t i = 0; i < p->n_allow_write; i++) {
+        const char *dir = p->allow_write[i];
+        size_t n = strlen(dir);
+        if (strcmp(dir, "/") == 0)
+            return 1;
+        if (strncmp(abs, dir, n) == 0 && (abs[n] == '/' || abs[n] == 0))
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* driver/futex.c: futex wait queues: one list of waiting threads in
+ * arrival order (wait_addr says which futex each waits on), scanned on
+ * wake. Programs have few waiters at a time, so a scan is cheap, and one
+ * list keeps every wake order deterministic (first come, first woken). */
+#include "driver/internal.h"
+
+void futex_enqueue(drv_proc *p, thread *t)
+{
+    t->wait_seq = p->wait_seq++;
+    t->next = NULL;
+    t->prev = p->futex_tail;
+    if (p->futex_tail)
+        p->futex_tail->next = t;
+    else
+        p->futex_head = t;
+    p->futex_tail = t;
+}
+
+void futex_dequeue(drv_proc *p, thread *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        p->futex_head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        p->futex_tail = t->prev;
+    t->next = t->prev = NULL;
+}
+
+int futex_wake(drv_proc *p, uint64_t addr, int n, uint32_t bitset, uint64_t when)
+{
+    int woken = 0;
+    thread *t = p->futex_head;
+    while (t && woken < n) {
+        thread *next = t->next;
+        if (t->wait_addr == addr && (t->wait_bitset & bitset)) {
+            sched_wake(p, t, 0, when);
+            woken++;
+        }
+        t = next;
+    }
+    return woken;
+}
+
+int futex_requeue(drv_proc *p, uint64_t addr, uint64_t addr2, int n)
+{
+    /* The moved waiters keep their order and queue behind addr2's. */
+    thread *moved[64];
+    int count = 0;
+    while (count < n) {
+        int batch = 0;
+        for (thread *t = p->futex_head; t && batch < 64 && count + batch < n; t = t->next)
+            if (t->wait_addr == addr)
+                moved[batch++] = t;
+        if (batch == 0)
+            break;
+        for (int i = 0; i < batch; i++) {
+            futex_dequeue(p, moved[i]);
+            moved[i]->wait_addr = addr2;
+            futex_enqueue(p, moved[i]);
+        }
+        count += batch;
+        if (addr == addr2)
+            break;
+    }
+    return count;
+}

@@ -1,0 +1,288 @@
+/* driver/internal.h: the types the driver's modules share: threads, the
+ * process, its file table, and the helpers system-call handlers use. Not
+ * for use outside driver/. */
+#ifndef RNR_DRIVER_INTERNAL_H
+#define RNR_DRIVER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver/driver.h"
+#include "driver/inputlog.h"
+#include "driver/linux_abi.h"
+#include "driver/loader.h"
+#include "driver/vm.h"
+#include "rru/machine.h"
+
+/* ---- threads ---- */
+
+typedef enum thr_state {
+    THR_RUNNABLE = 0,    /* in the run queue */
+    THR_RUNNING = 1,     /* on a core */
+    THR_BLOCKED = 2,     /* waiting (futex, sleep) */
+    THR_DEAD = 3,
+} thr_state;
+
+typedef enum thr_wait {
+    WAIT_NONE = 0,
+    WAIT_FUTEX = 1,
+    WAIT_SLEEP = 2,
+    WAIT_PIPE = 3,               /* wait_addr = the pipe's id */
+} thr_wait;
+
+typedef struct thread thread;
+struct thread {
+    uint32_t tid;
+    thr_state state;
+    int core;                    /* RUNNING: its core, else -1 */
+    int last_core;               /* core it ran on last, -1 if never */
+    rru_ctx ctx;                 /* saved registers while not RUNNING */
+    uint64_t ready_time;         /* may not run before this cycle */
+    uint64_t clear_child_tid;    /* CLONE_CHILD_CLEARTID / set_tid_address */
+    uint64_t robust_list;        /* set_robust_list head (bookkeeping) */
+    uint64_t sigmask;            /* blocked signals, bit (sig - 1) */
+    uint64_t pending;            /* signals sent to this thread, blocked */
+    uint64_t altstack_sp, altstack_size;
+    int altstack_flags;
+    /* Blocking: what it waits for and until when. */
+    thr_wait wait;
+    uint64_t wait_addr;          /* futex word */
+    uint32_t wait_bitset;
+    uint64_t deadline;           /* cycle of the timeout, UINT64_MAX = none */
+    int64_t wake_result;         /* a0 when it resumes */
+    uint64_t block_nr, block_pc; /* the blocking syscall and its ecall pc */
+    uint64_t wait_seq;           /* arrival order among waiters */
+    /* Links of the run queue or the futex wait list. */
+    thread *next, *prev;
+    uint64_t sc_count;           /* store-conditionals executed (input log ordinals) */
+    /* Memory records of the current syscall, logged after its result. */
+    inlog_pending log;
+};
+
+/* ---- files ---- */
+
+typedef enum file_kind {
+    FILE_STDIN = 0, FILE_STDOUT = 1, FILE_STDERR = 2, /* the host's stdio */
+    FILE_HOST = 3,                                    /* a host file or directory */
+    FILE_PIPE_R = 4, FILE_PIPE_W = 5,                 /* ends of a simulated pipe */
+} file_kind;
+
+/* A pipe between the guest's threads (pipe2): a ring buffer. */
+typedef struct pipe_buf {
+    uint64_t id;                 /* wait_addr of the threads blocked on it */
+    uint8_t *data;
+    size_t cap, head, len;
+    unsigned readers, writers;   /* open ends */
+} pipe_buf;
+#define PIPE_CAPACITY (64u << 10)
+
+typedef struct file_obj {
+    unsigned refs;
+    file_kind kind;
+    int host_fd;                 /* -1 for nothing */
+    int flags;                   /* LX_O_* status flags given at open */
+    int writable;                /* the user allowed writes to it */
+    pipe_buf *pipe;              /* FILE_PIPE_R / FILE_PIPE_W */
+} file_obj;
+
+typedef struct fd_entry {
+    file_obj *file;              /* NULL = free slot */
+    int cloexec;
+} fd_entry;
+
+#define FD_MAX 1024
+#define RNR_ERR_MAX_DRV 320     /* room for a log error message */
+
+/* ---- the process ---- */
+
+typedef struct sigaction_state {
+    uint64_t handler, flags, mask;
+} sigaction_state;
+
+typedef struct syscall_row syscall_row;
+
+struct drv_proc {
+    drv_config cfg;
+    char **allow_write;          /* absolute paths, owned */
+    size_t n_allow_write;
+    loader_image img;
+    char *exe_path;              /* absolute path of the program (/proc/self/exe) */
+    rru_mem *mem;
+    rru_machine *m;
+    vm *vm;
+    unsigned ncores;
+    thread *core_thread[RRU_MAX_CORES];
+    thread **threads;            /* every thread ever created, by creation order */
+    size_t nthreads, cap_threads;
+    size_t live;                 /* threads not DEAD */
+    thread *runq_head, *runq_tail;
+    thread *futex_head, *futex_tail;  /* waiters in arrival order */
+    uint64_t wait_seq;
+    uint64_t pipe_seq;           /* ids given to pipes */
+    uint32_t pid;
+    uint64_t rng;                /* driver's own generator (slices, random bytes) */
+    fd_entry fds[FD_MAX];
+    sigaction_state sigactions[LX_NSIG + 1];
+    uint64_t rlim_cur[LX_RLIM_NLIMITS], rlim_max[LX_RLIM_NLIMITS];
+    uint32_t umask;
+    /* The system call in progress (for guest memory helpers and the log). */
+    int sys_core;                /* -1 outside a system call */
+    thread *sys_thread;
+    const syscall_row *sys_row;
+    uint8_t unknown_reported[512 / 8];
+    uint8_t warned[16];          /* one-time messages, by warn_id */
+    inlog *in;
+    uint64_t random_addr;        /* AT_RANDOM */
+    uint8_t random_bytes[16];
+    /* The end. */
+    int done;
+    drv_result result;
+    int leader_status;
+    char *message;
+    /* Counters. */
+    uint64_t syscalls, switches;
+    uint64_t page_faults, demand_pages;
+    double wall;
+};
+
+/* One-time warnings (bit index into warned[]). */
+enum {
+    WARN_CLONE_FLAGS, WARN_SIGHANDLER, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
+    WARN_PROC_PATH,
+};
+/* Prints "rnr: warning: ..." on stderr once per id. */
+void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Ends the process with MESSAGE (printf-style) as a simulator failure. */
+void proc_fail(drv_proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Ends the process: exit status (DRV_EXITED) or signal (DRV_SIGNALED). */
+void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t pc);
+
+/* Creates the absent pages of mapped regions in [addr, addr+len) (demand
+ * paging, proc.c); 0 or -1 when host memory runs out. */
+int proc_materialize(drv_proc *p, uint64_t addr, uint64_t len);
+
+/* ---- scheduler (sched.c) ---- */
+
+/* Creates a thread (RUNNABLE, not queued) with a copy of CTX; NULL if out
+ * of memory. */
+thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx);
+/* Makes T runnable no earlier than cycle WHEN with a0 = RESULT (if
+ * set_result), and puts it on an idle core if there is one. */
+void sched_make_ready(drv_proc *p, thread *t, uint64_t when);
+/* Takes the RUNNING thread T off its core (registers saved), leaving the
+ * core to the next runnable thread or idle. */
+void sched_release_core(drv_proc *p, thread *t);
+/* Puts runnable threads on idle cores while both exist. */
+void sched_fill_idle(drv_proc *p);
+/* The preemption deadline for a core from now (seeded slice). */
+void sched_arm_timer(drv_proc *p, unsigned core);
+/* Preemption of CORE's thread (the timer fired, or it yields): it goes
+ * to the back of the run queue if another thread waits, else keeps the core. */
+void sched_preempt(drv_proc *p, unsigned core);
+/* Blocks the RUNNING thread T (WAIT, deadline) and frees its core. */
+void sched_block(drv_proc *p, thread *t, thr_wait wait, uint64_t deadline);
+/* Wakes blocked thread T to run its system call again (ERESTARTSYS: pc
+ * back on the ecall) at time WHEN. */
+void sched_restart(drv_proc *p, thread *t, uint64_t when);
+/* Wakes blocked thread T with a0 = RESULT at time WHEN. */
+void sched_wake(drv_proc *p, thread *t, int64_t result, uint64_t when);
+/* Thread T ends (its core, if any, is freed). */
+void sched_exit_thread(drv_proc *p, thread *t);
+/* Earliest deadline of a blocked thread, UINT64_MAX if none. */
+uint64_t sched_next_deadline(const drv_proc *p);
+/* Wakes every blocked thread whose deadline is <= NOW. */
+void sched_expire(drv_proc *p, uint64_t now);
+/* Current cycle of thread T's core (T RUNNING) or its ready time. */
+uint64_t sched_now(const drv_proc *p, const thread *t);
+/* Seeded generator of the driver. */
+uint64_t proc_rand(drv_proc *p);
+/* The deadlock report for the current state (owned string). */
+char *sched_deadlock_report(const drv_proc *p);
+
+/* ---- futex (futex.c) ---- */
+
+void futex_enqueue(drv_proc *p, thread *t);
+void futex_dequeue(drv_proc *p, thread *t);
+/* Wakes up to N waiters on ADDR whose bitset meets BITSET; returns the count. */
+int futex_wake(drv_proc *p, uint64_t addr, int n, uint32_t bitset, uint64_t when);
+/* Moves up to N waiters from ADDR to ADDR2; returns the count. */
+int futex_requeue(drv_proc *p, uint64_t addr, uint64_t addr2, int n);
+
+/* ---- system calls (syscall.c) ---- */
+
+/* Handler results beside a return value. */
+#define SC_BLOCKED INT64_MIN            /* the thread blocked: its result comes at wake-up */
+#define SC_GONE (INT64_MIN + 1)         /* the thread or the process ended */
+#define SC_SWITCHED (INT64_MIN + 2)     /* the thread left its core runnable (a0 set) */
+
+typedef int64_t (*syscall_fn)(drv_proc *p, thread *t, const uint64_t a[6]);
+
+struct syscall_row {
+    uint32_t nr;
+    const char *name;
+    syscall_fn fn;
+    drv_replay replay;
+};
+
+/* Handles the ECALL that stopped CORE. */
+void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop);
+/* Logs the result of T's syscall NR (and its pending memory records). */
+void syscall_log_result(drv_proc *p, thread *t, uint64_t nr, int64_t result);
+
+/* Guest memory for handlers: as accesses of the calling core (sys_core),
+ * permission-checked. 0, or -LX_EFAULT. Writes are logged as input when
+ * the current row's policy says the bytes come from the host. */
+int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n);
+int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n);
+int64_t guest_read_u32(drv_proc *p, uint64_t addr, uint32_t *v);
+int64_t guest_write_u32(drv_proc *p, uint64_t addr, uint32_t v);
+int64_t guest_write_u64(drv_proc *p, uint64_t addr, uint64_t v);
+/* A NUL-terminated string of at most MAX bytes (NUL included): its length,
+ * -LX_EFAULT, or -LX_ENAMETOOLONG. */
+int64_t guest_read_str(drv_proc *p, uint64_t addr, char *buf, size_t max);
+/* 1 if [addr, addr+n) is mapped with PROT (LX_PROT_*). */
+int guest_ok(drv_proc *p, uint64_t addr, uint64_t n, int prot);
+
+/* The handlers, by file (each is a row of syscalls.def). */
+#define SYSCALL(nr, name, fn, replay) int64_t fn(drv_proc *p, thread *t, const uint64_t a[6]);
+#include "driver/syscalls.def"
+#undef SYSCALL
+
+/* ---- files (files.c) ---- */
+
+void files_init(drv_proc *p);
+void files_close_all(drv_proc *p);
+/* The open file of guest fd FD, or NULL. */
+file_obj *files_get(drv_proc *p, int64_t fd);
+/* Installs FILE at the lowest free fd >= MIN; the fd or -LX_EMFILE. */
+int64_t files_install(drv_proc *p, file_obj *f, int64_t min, int cloexec);
+file_obj *files_new(file_kind kind, int host_fd, int flags, int writable);
+/* Drops a reference; the last one closes the host descriptor or the pipe
+ * end (waking threads blocked on the pipe). */
+void files_unref(drv_proc *p, file_obj *f);
+/* Threads blocked on pipe P are woken to run their call again. */
+void files_pipe_wake(drv_proc *p, pipe_buf *pb);
+/* 1 if the user allowed writes to host path PATH. */
+int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path);
+
+/* ---- signals (sys_signal.c) ---- */
+
+/* Sends SIG to thread T (or to the process if T is NULL) from thread FROM
+ * (for messages). 0, or SC_GONE if the signal ended the process. */
+int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from);
+/* Delivers T's pending signals that are no longer blocked. */
+int64_t signal_check_pending(drv_proc *p, thread *t);
+/* "SIGSEGV" for 11; "signal N" for numbers without a name. */
+const char *signal_name(int sig);
+
+/* ---- time ---- */
+
+#define DRV_HZ 1000000000ull                 /* simulated cycles per second */
+#define DRV_EPOCH 1700000000ull              /* CLOCK_REALTIME at cycle 0 (seconds) */
+
+/* ---- the output of the guest ---- */
+
+/* Writes N bytes to guest fd 1 or 2's host descriptor and the output hook. */
+int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n);
+
+#endif

@@ -1,0 +1,270 @@
+/* driver/sched.c: the thread scheduler: a FIFO run queue, threads put on
+ * idle cores, a seeded preemption slice per dispatch, blocking with
+ * deadlines on the simulated clock, and the deadlock report.
+ *
+ * Time rule: a thread never runs before the time it became ready (its
+ * waker's clock, its deadline, or the clock at which it was preempted):
+ * dispatch advances the core's clock to the thread's ready time. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/internal.h"
+
+uint64_t proc_rand(drv_proc *p)
+{
+    uint64_t z = (p->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
+{
+    if (p->nthreads == p->cap_threads) {
+        size_t cap = p->cap_threads ? 2 * p->cap_threads : 16;
+        thread **v = realloc(p->threads, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        p->threads = v;
+        p->cap_threads = cap;
+    }
+    thread *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->tid = p->pid + (uint32_t)p->nthreads;
+    t->state = THR_RUNNABLE;
+    t->core = -1;
+    t->last_core = -1;
+    t->ctx = *ctx;
+    t->deadline = UINT64_MAX;
+    t->altstack_flags = LX_SS_DISABLE;
+    p->threads[p->nthreads++] = t;
+    p->live++;
+    return t;
+}
+
+static void runq_push(drv_proc *p, thread *t)
+{
+    t->next = NULL;
+    t->prev = p->runq_tail;
+    if (p->runq_tail)
+        p->runq_tail->next = t;
+    else
+        p->runq_head = t;
+    p->runq_tail = t;
+}
+
+static thread *runq_pop(drv_proc *p)
+{
+    thread *t = p->runq_head;
+    if (!t)
+        return NULL;
+    p->runq_head = t->next;
+    if (p->runq_head)
+        p->runq_head->prev = NULL;
+    else
+        p->runq_tail = NULL;
+    t->next = t->prev = NULL;
+    return t;
+}
+
+void sched_arm_timer(drv_proc *p, unsigned core)
+{
+    uint64_t q = p->cfg.quantum;
+    if (q == 0) {
+        rru_machine_set_timer(p->m, core, UINT64_MAX);
+        return;
+    }
+    /* A slice drawn uniformly from [q/2, 3q/2): the seed moves preemption
+     * points, so different seeds interleave differently. */
+    uint64_t slice = q / 2 + proc_rand(p) % (q > 1 ? q : 1);
+    rru_machine_set_timer(p->m, core, rru_machine_clock(p->m, core) + (slice ? slice : 1));
+}
+
+/* The hook where a context switch will end the chunk and ask the RRU to
+ * serialize (DESIGN.md section 5); nothing to do without an RRU. */
+static void switch_hook(drv_proc *p, unsigned core)
+{
+    (void)p;
+    (void)core;
+}
+
+static void dispatch(drv_proc *p, unsigned core, thread *t)
+{
+    switch_hook(p, core);
+    rru_machine_load(p->m, core, &t->ctx);
+    rru_machine_advance_clock(p->m, core, t->ready_time);
+    p->core_thread[core] = t;
+    t->core = (int)core;
+    t->last_core = (int)core;
+    t->state = THR_RUNNING;
+    p->switches++;
+    sched_arm_timer(p, core);
+}
+
+void sched_fill_idle(drv_proc *p)
+{
+    while (p->runq_head) {
+        thread *t = p->runq_head;
+        int core = -1;
+        if (t->last_core >= 0 && rru_machine_is_idle(p->m, (unsigned)t->last_core))
+            core = t->last_core;
+        for (unsigned c = 0; core < 0 && c < p->ncores; c++)
+            if (rru_machine_is_idle(p->m, c))
+                core = (int)c;
+        if (core < 0)
+            return;
+        dispatch(p, (unsigned)core, runq_pop(p));
+    }
+}
+
+void sched_make_ready(drv_proc *p, thread *t, uint64_t when)
+{
+    if (when > t->ready_time)
+        t->ready_time = when;
+    t->state = THR_RUNNABLE;
+    runq_push(p, t);
+    sched_fill_idle(p);
+}
+
+/* Core CORE lost its thread: the next runnable thread takes it, or it idles. */
+static void core_freed(drv_proc *p, unsigned core)
+{
+    p->core_thread[core] = NULL;
+    thread *next = runq_pop(p);
+    if (next)
+        dispatch(p, core, next);
+    else
+        rru_machine_set_idle(p->m, core);
+}
+
+void sched_release_core(drv_proc *p, thread *t)
+{
+    unsigned core = (unsigned)t->core;
+    rru_machine_save(p->m, core, &t->ctx);
+    t->ready_time = rru_machine_clock(p->m, core);
+    t->core = -1;
+    core_freed(p, core);
+}
+
+void sched_preempt(drv_proc *p, unsigned core)
+{
+    thread *t = p->core_thread[core];
+    if (!p->runq_head) {
+        sched_arm_timer(p, core);
+        rru_machine_resume(p->m, core);
+        return;
+    }
+    rru_machine_save(p->m, core, &t->ctx);
+    t->ready_time = rru_machine_clock(p->m, core);
+    t->core = -1;
+    t->state = THR_RUNNABLE;
+    runq_push(p, t);
+    core_freed(p, core);
+}
+
+void sched_block(drv_proc *p, thread *t, thr_wait wait, uint64_t deadline)
+{
+    t->wait = wait;
+    t->deadline = deadline;
+    t->state = THR_BLOCKED;
+    sched_release_core(p, t);
+}
+
+void sched_wake(drv_proc *p, thread *t, int64_t result, uint64_t when)
+{
+    if (t->wait == WAIT_FUTEX)
+        futex_dequeue(p, t);
+    t->wait = WAIT_NONE;
+    t->deadline = UINT64_MAX;
+    t->ctx.x[10] = (uint64_t)result;
+    syscall_log_result(p, t, t->block_nr, result);
+    sched_make_ready(p, t, when);
+}
+
+void sched_restart(drv_proc *p, thread *t, uint64_t when)
+{
+    t->wait = WAIT_NONE;
+    t->deadline = UINT64_MAX;
+    t->ctx.pc -= 4;      /* ecall has no compressed form */
+    syscall_log_result(p, t, t->block_nr, -LX_ERESTARTSYS);
+    sched_make_ready(p, t, when);
+}
+
+void sched_exit_thread(drv_proc *p, thread *t)
+{
+    if (t->state == THR_RUNNING) {
+        unsigned core = (unsigned)t->core;
+        t->core = -1;
+        t->state = THR_DEAD;
+        core_freed(p, core);
+    } else {
+        if (t->wait == WAIT_FUTEX)
+            futex_dequeue(p, t);
+        t->state = THR_DEAD;
+    }
+    p->live--;
+}
+
+uint64_t sched_next_deadline(const drv_proc *p)
+{
+    uint64_t best = UINT64_MAX;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const thread *t = p->threads[i];
+        if (t->state == THR_BLOCKED && t->deadline < best)
+            best = t->deadline;
+    }
+    return best;
+}
+
+void sched_expire(drv_proc *p, uint64_t now)
+{
+    /* Creation order among equal deadlines: deterministic. */
+    for (;;) {
+        thread *first = NULL;
+        for (size_t i = 0; i < p->nthreads; i++) {
+            thread *t = p->threads[i];
+            if (t->state == THR_BLOCKED && t->deadline <= now &&
+                (!first || t->deadline < first->deadline))
+                first = t;
+        }
+        if (!first)
+            return;
+        sched_wake(p, first, first->wait == WAIT_FUTEX ? -LX_ETIMEDOUT : 0, first->deadline);
+    }
+}
+
+uint64_t sched_now(const drv_proc *p, const thread *t)
+{
+    return t->state == THR_RUNNING ? rru_machine_clock(p->m, (unsigned)t->core) : t->ready_time;
+}
+
+char *sched_deadlock_report(const drv_proc *p)
+{
+    size_t cap = 256 + p->nthreads * 160, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    len += (size_t)snprintf(s + len, cap - len,
+                            "deadlock: all %zu live threads are blocked forever\n", p->live);
+    for (size_t i = 0; i < p->nthreads && len < cap; i++) {
+        const thread *t = p->threads[i];
+        if (t->state != THR_BLOCKED)
+            continue;
+        drv_syscall_info info = drv_syscall_lookup((uint32_t)t->block_nr);
+        if (t->wait == WAIT_FUTEX)
+            len += (size_t)snprintf(s + len, cap - len,
+                                    "  thread %u: %s (futex wait on 0x%" PRIx64
+                                    ") at pc 0x%" PRIx64 "\n",
+                                    t->tid, info.name, t->wait_addr, t->block_pc);
+        else
+            len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s%s at pc 0x%" PRIx64 "\n",
+                                    t->tid, info.name, t->wait == WAIT_PIPE ? " (pipe)" : "",
+                                    t->block_pc);
+    }
+    if (len > 0 && len < cap && s[len - 1] == '\n')
+        s[len - 1] = 0;
+    return s;
+}

@@ -1,0 +1,613 @@
+/* tests/test_run.c: `rnr run` end to end on the guest programs of
+ * workloads/: identical stdout and exit status to qemu-riscv64 for the
+ * single-threaded ones, known-correct results for the threaded ones on
+ * 1, 2, 8 and 16 cores, determinism, seeds that change the interleaving,
+ * deadlock reports, bad programs and bad options. */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/log.h"
+#include "tests/testutil.h"
+
+#define QEMU "/usr/bin/qemu-riscv64"
+
+static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DIR"), name); }
+
+/* Runs ARGV (NULL-terminated, at most 24) under an environment of one
+ * variable, RNRTEST_A, through env(1), so that rnr and qemu see the same.
+ * (One: qemu-riscv64 reverses the order of the environment, Linux and rnr
+ * keep it; run_keeps_the_environment_in_order checks rnr alone.) */
+static void run_env(tu_output *o, const char *const *argv)
+{
+    const char *full[32] = {"/usr/bin/env", "-i", "RNRTEST_A=with space"};
+    size_t n = 3;
+    for (size_t i = 0; argv[i] && n < 31; i++)
+        full[n++] = argv[i];
+    full[n] = NULL;
+    tu_run(full, NULL, o);
+}
+
+/* `make valgrind` runs the tests with valgrind following children: then
+ * qemu is not run (valgrind cannot host it), only rnr, which must run
+ * without a valgrind report. */
+static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
+
+static void no_valgrind_report(const tu_output *o)
+{
+    const char *e = o->err;
+    for (const char *at = strstr(e, "=="); at; at = strstr(at + 2, "==")) {
+        const char *d = at + 2;
+        while (*d >= '0' && *d <= '9')
+            d++;
+        ck_assert_msg(!(d > at + 2 && d[0] == '=' && d[1] == '='), "valgrind report:\n%.2000s", e);
+    }
+}
+
+/* Runs PROG with ARGS (NULL-terminated) under rnr run (extra rnr options
+ * first) and under qemu; both stdout and exit status must be equal. */
+static void same_as_qemu(const char *const *rnr_opts, const char *prog, const char *const *args)
+{
+    const char *a[32], *b[32];
+    size_t n = 0, m = 0;
+    a[n++] = tu_rnr_bin();
+    a[n++] = "run";
+    for (size_t i = 0; rnr_opts && rnr_opts[i]; i++)
+        a[n++] = rnr_opts[i];
+    a[n++] = "--";
+    a[n++] = prog;
+    b[m++] = QEMU;
+    b[m++] = prog;
+    for (size_t i = 0; args && args[i]; i++) {
+        a[n++] = args[i];
+        b[m++] = args[i];
+    }
+    a[n] = b[m] = NULL;
+    tu_output r, q;
+    run_env(&r, a);
+    if (under_valgrind()) {
+        no_valgrind_report(&r);
+        tu_output_free(&r);
+        return;
+    }
+    run_env(&q, b);
+    ck_assert_msg(q.out_len > 0, "qemu printed nothing for %s: %s", prog, q.err);
+    ck_assert_msg(r.out_len == q.out_len && memcmp(r.out, q.out, r.out_len) == 0,
+                  "%s %s: stdout differs from qemu\n--- rnr (status %d, stderr %.300s)\n%.1500s\n--- qemu\n%.1500s",
+                  prog, args && args[0] ? args[0] : "", r.status, r.err, r.out, q.out);
+    ck_assert_msg(r.status == q.status, "%s %s: status %d, qemu %d (stderr: %.500s)", prog,
+                  args && args[0] ? args[0] : "", r.status, q.status, r.err);
+    tu_output_free(&r);
+    tu_output_free(&q);
+}
+
+START_TEST(run_matches_qemu_on_single_threaded_workloads)
+{
+    static const char *const plain[] = {"intmath", "fpmath", "strings", "sort", "malloc_stress"};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        same_as_qemu(NULL, guest(plain[i]), NULL);
+}
+END_TEST
+
+START_TEST(run_matches_qemu_on_arguments_environment_and_exit_status)
+{
+    const char *args[] = {"one", "two words", "", "x=y", NULL};
+    same_as_qemu(NULL, guest("argenv"), args);
+    const char *opts[] = {"-n", "1", NULL};
+    same_as_qemu(opts, guest("argenv"), NULL);
+    const char *ex[] = {"exit", "7", NULL};
+    same_as_qemu(NULL, guest("signals"), ex);
+    const char *pie[] = {"a", "b", NULL};
+    same_as_qemu(NULL, guest("pie_hello"), pie);
+}
+END_TEST
+
+START_TEST(run_keeps_the_environment_in_order)
+{
+    const char *a[] = {"/usr/bin/env", "-i", "RNRTEST_B=2", "OTHER=x", "RNRTEST_A=1", "RNRTEST_EXIT=3",
+                       tu_rnr_bin(), "run", "--", guest("argenv"), NULL};
+    tu_output o;
+    tu_run(a, NULL, &o);
+    ck_assert_int_eq(o.status, 3);
+    ck_assert_msg(strstr(o.out, "env 0 'RNRTEST_B=2'\nenv 1 'RNRTEST_A=1'\nenv 2 'RNRTEST_EXIT=3'\n") != NULL,
+                  "%s", o.out);
+    tu_output_free(&o);
+}
+END_TEST
+
+static char *random_line(const char *out)
+{
+    const char *r = strstr(out, "random ");
+    ck_assert_ptr_nonnull(r);
+    return strndup(r, strcspn(r, "\n"));
+}
+
+START_TEST(run_builds_the_initial_stack_and_auxv_of_linux)
+{
+    tu_output o, o2, o3;
+    tu_rnr(&o, (const char *[]){"run", "--seed", "5", "--", guest("sysprobe"), "auxv", NULL});
+    ck_assert_int_eq(o.status, 0);
+    static const char *const lines[] = {
+        "hwcap 0x112d pagesz 4096 clktck 100\n",
+        "uid 1000 euid 1000 gid 1000 egid 1000 secure 0 base 0 flags 0\n",
+        "entry is _start 1 phdr in image 1 phent 56 phnum>1 1\n",
+        "execfn is argv[0] 1 platform 0\n",
+        "environ follows argv 1\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        ck_assert_msg(strstr(o.out, lines[i]) != NULL, "missing '%s' in:\n%s", lines[i], o.out);
+    /* AT_RANDOM: from the seed, so the same for the same seed only. */
+    tu_rnr(&o2, (const char *[]){"run", "--seed", "5", "--", guest("sysprobe"), "auxv", NULL});
+    tu_rnr(&o3, (const char *[]){"run", "--seed", "6", "--", guest("sysprobe"), "auxv", NULL});
+    char *r1 = random_line(o.out), *r2 = random_line(o2.out), *r3 = random_line(o3.out);
+    ck_assert_str_eq(r1, r2);
+    ck_assert_str_ne(r1, r3);
+    ck_assert_str_ne(r1, "random 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+    free(r1);
+    free(r2);
+    free(r3);
+    tu_output_free(&o);
+    tu_output_free(&o2);
+    tu_output_free(&o3);
+}
+END_TEST
+
+START_TEST(run_matches_qemu_on_file_input)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "input.txt");
+    char text[4096];
+    size_t n = 0;
+    for (int i = 0; i < 120; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "line %d: %s\n", i,
+                              i % 3 ? "some words here" : "\tand\ttabs");
+    tu_write_file(path, text, n);
+    char p1[4096], p2[4096];
+    snprintf(p1, sizeof p1, "%s", path);
+    snprintf(p2, sizeof p2, "%s/does-not-exist", dir);
+    const char *args[] = {p1, p2, NULL};
+    same_as_qemu(NULL, guest("fileio"), args);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(run_matches_qemu_on_system_call_semantics)
+{
+    static const char *const modes[] = {"mem", "futex", "time", "misc"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *args[] = {modes[i], NULL};
+        same_as_qemu(NULL, guest("sysprobe"), args);
+    }
+}
+END_TEST
+
+START_TEST(run_matches_qemu_on_a_pipe_between_threads)
+{
+    const char *one[] = {"-n", "1", NULL}, *eight[] = {"-n", "8", "--quantum", "2000", NULL};
+    same_as_qemu(one, guest("pipes"), NULL);
+    same_as_qemu(eight, guest("pipes"), NULL);
+}
+END_TEST
+
+START_TEST(run_ends_with_the_signal_status_and_names_it)
+{
+    static const struct { const char *arg; int status; const char *name; } cases[] = {
+        {"abort", 134, "SIGABRT"}, {"segv", 139, "SIGSEGV"}, {"ill", 132, "SIGILL"},
+        {"raise", 143, "SIGTERM"},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        const char *args[] = {cases[i].arg, NULL};
+        same_as_qemu(NULL, guest("signals"), args);
+        const char *a[] = {"run", "--", guest("signals"), cases[i].arg, NULL};
+        tu_output o;
+        tu_rnr(&o, a);
+        ck_assert_int_eq(o.status, cases[i].status);
+        ck_assert_msg(strstr(o.err, cases[i].name) && strstr(o.err, "pc 0x"), "%s", o.err);
+        ck_assert_uint_eq(tu_count_lines(o.err), 1);
+        tu_output_free(&o);
+    }
+    const char *ign[] = {"ignored", NULL};
+    same_as_qemu(NULL, guest("signals"), ign);
+}
+END_TEST
+
+/* ---- threaded workloads ---- */
+
+static void expect_line(const char *cores, const char *prog, const char *const *args,
+                        const char *expect)
+{
+    const char *a[16] = {"run", "-n", cores, "--", guest(prog)};
+    size_t n = 5;
+    for (size_t i = 0; args[i]; i++)
+        a[n++] = args[i];
+    a[n] = NULL;
+    tu_output o;
+    tu_rnr(&o, a);
+    ck_assert_msg(o.status == 0 && strcmp(o.out, expect) == 0,
+                  "%s on %s cores: status %d\n got: %s want: %s stderr: %s", prog, cores, o.status,
+                  o.out, expect, o.err);
+    tu_output_free(&o);
+}
+
+START_TEST(run_threaded_workloads_are_correct_on_1_2_8_16_cores)
+{
+    static const char *const cores[] = {"1", "2", "8", "16"};
+    char want[256];
+    for (size_t c = 0; c < 4; c++) {
+        /* Each expected result is computed here from its closed form. */
+        uint64_t T = 5, I = 300;
+        snprintf(want, sizeof want, "mutex: threads %" PRIu64 " total %" PRIu64 " expected %" PRIu64 " ok\n",
+                 T, T * I * (I + 1) / 2, T * I * (I + 1) / 2);
+        expect_line(cores[c], "mutex", (const char *[]){"5", "300", NULL}, want);
+
+        uint64_t P = 3, items = 200, sum = 0;
+        for (uint64_t p = 1; p <= P; p++)
+            sum += p * 1000003u * items + items * (items - 1) / 2;
+        snprintf(want, sizeof want, "condvar: producers %" PRIu64 " taken %" PRIu64 " sum %" PRIu64
+                 " expected %" PRIu64 " ok\n", P, P * items, sum, sum);
+        expect_line(cores[c], "condvar", (const char *[]){"3", "200", NULL}, want);
+
+        snprintf(want, sizeof want, "rwlock: readers 3 writers 2 value 100 expected 100 torn 0 ok\n");
+        expect_line(cores[c], "rwlock", (const char *[]){"3", "2", "50", NULL}, want);
+
+        uint64_t n = 4, it = 300;
+        snprintf(want, sizeof want, "atomics: threads %" PRIu64 " added %" PRIu64 " cas %" PRIu64
+                 " spin %" PRIu64 " max %" PRIu64 " ok\n", n, n * it, it * n * (n + 1) / 2,
+                 2 * n * it, n * 1000000 + it - 1);
+        expect_line(cores[c], "atomics", (const char *[]){"4", "300", NULL}, want);
+
+        uint64_t total = 0;
+        for (uint64_t i = 1; i <= 6; i++)
+            total += 7 + i * 100 + 100 * 1000000;
+        snprintf(want, sizeof want, "tls: threads 6 total %" PRIu64 " main main 7 ok\n", total);
+        expect_line(cores[c], "tls", (const char *[]){"6", "100", NULL}, want);
+    }
+}
+END_TEST
+
+START_TEST(run_barrier_and_many_threads_are_correct_on_1_2_8_16_cores)
+{
+    static const char *const cores[] = {"1", "2", "8", "16"};
+    /* The barrier stencil's hash and manythreads' sum, computed here. */
+    enum { CELLS = 256 };
+    uint64_t g[2][CELLS];
+    for (int i = 0; i < CELLS; i++)
+        g[0][i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+    int phases = 10;
+    for (int p = 0; p < phases; p++)
+        for (int i = 0; i < CELLS; i++) {
+            const uint64_t *s = g[p & 1];
+            uint64_t l = s[(i + CELLS - 1) % CELLS], c = s[i], r = s[(i + 1) % CELLS];
+            g[(p + 1) & 1][i] = (l * 3 + c * 5 + r * 7) ^ (c >> 3);
+        }
+    uint64_t h = 0;
+    for (int i = 0; i < CELLS; i++)
+        h = h * 1099511628211ull + g[phases & 1][i];
+    char bar[128], many[128];
+    snprintf(bar, sizeof bar, "barrier: threads 5 phases 10 hash %016" PRIx64 " ok\n", h);
+    uint64_t sum = 0;
+    for (uint64_t id = 0; id < 20; id++) {
+        uint64_t x = id + 1;
+        for (int i = 0; i < 50; i++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+        sum += x;
+    }
+    snprintf(many, sizeof many, "manythreads: threads 20 sum %016" PRIx64 " ok\n", sum);
+    for (size_t c = 0; c < 4; c++) {
+        expect_line(cores[c], "barrier", (const char *[]){"5", "10", NULL}, bar);
+        expect_line(cores[c], "manythreads", (const char *[]){"20", "50", NULL}, many);
+    }
+}
+END_TEST
+
+/* ---- determinism ---- */
+
+/* --stats lines without wall time and MIPS. */
+static char *stable_stats(const char *err)
+{
+    char *copy = strdup(err), *out = calloc(1, strlen(err) + 1), *save = NULL;
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(l, "wall_seconds:", 13) == 0 || strncmp(l, "mips:", 5) == 0)
+            continue;
+        strcat(out, l);
+        strcat(out, "\n");
+    }
+    free(copy);
+    return out;
+}
+
+START_TEST(run_same_seed_gives_identical_stats_digest_and_output)
+{
+    const char *a[] = {"run", "-n", "4", "--seed", "77", "--quantum", "3000", "--stats", "--",
+                       guest("racy"), "6", "300", NULL};
+    tu_output o1, o2;
+    tu_rnr(&o1, a);
+    tu_rnr(&o2, a);
+    ck_assert_int_eq(o1.status, 0);
+    ck_assert_int_eq(o2.status, 0);
+    ck_assert_str_eq(o1.out, o2.out);
+    char *s1 = stable_stats(o1.err), *s2 = stable_stats(o2.err);
+    ck_assert_msg(strstr(s1, "digest: ") && strstr(s1, "core.3: instructions"), "%s", s1);
+    ck_assert_str_eq(s1, s2);
+    free(s1);
+    free(s2);
+    tu_output_free(&o1);
+    tu_output_free(&o2);
+}
+END_TEST
+
+START_TEST(run_different_seeds_change_the_racy_counter)
+{
+    char seen[8][64];
+    size_t nseen = 0;
+    for (int seed = 1; seed <= 8; seed++) {
+        char s[16];
+        snprintf(s, sizeof s, "%d", seed);
+        const char *a[] = {"run", "-n", "4", "--seed", s, "--", guest("racy"), "4", "300", NULL};
+        tu_output o;
+        tu_rnr(&o, a);
+        ck_assert_int_eq(o.status, 0);
+        ck_assert_msg(strncmp(o.out, "racy: threads 4 counter ", 24) == 0, "%s", o.out);
+        int dup = 0;
+        for (size_t i = 0; i < nseen; i++)
+            dup |= strcmp(seen[i], o.out) == 0;
+        if (!dup)
+            snprintf(seen[nseen++], sizeof seen[0], "%s", o.out);
+        tu_output_free(&o);
+    }
+    ck_assert_msg(nseen >= 2, "8 seeds gave one result: %s", seen[0]);
+}
+END_TEST
+
+static uint64_t stat_value(const char *err, const char *key)
+{
+    const char *at = strstr(err, key);
+    ck_assert_msg(at != NULL, "no '%s' in: %s", key, err);
+    return strtoull(at + strlen(key), NULL, 10);
+}
+
+START_TEST(run_maps_pages_only_when_touched)
+{
+    /* sysprobe mem mallocs 8 MiB (an mmap) and touches two of its bytes;
+     * threads get 8 MiB stacks; glibc reserves 64 MiB per malloc arena.
+     * Only touched pages may cost host memory. */
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--stats", "--", guest("sysprobe"), "mem", NULL});
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_uint_lt(stat_value(o.err, "guest_pages: "), 1024);
+    ck_assert_uint_gt(stat_value(o.err, "page_faults: "), 0);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"run", "--stats", "--", guest("manythreads"), "20", "10", NULL});
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_uint_lt(stat_value(o.err, "guest_pages: "), 2048);
+    tu_output_free(&o);
+}
+END_TEST
+
+/* ---- deadlock, bad programs, options ---- */
+
+START_TEST(run_reports_a_deadlock_and_exits_promptly)
+{
+    const char *a[] = {"run", "-n", "2", "--", guest("deadlock"), NULL};
+    tu_output o;
+    tu_rnr(&o, a);
+    ck_assert_int_eq(o.status, 124);
+    ck_assert_str_eq(o.out, "deadlock: starting\n");
+    ck_assert_msg(strstr(o.err, "deadlock") && strstr(o.err, "thread 1000") &&
+                  strstr(o.err, "thread 1001") && strstr(o.err, "futex") && strstr(o.err, "pc 0x"),
+                  "%s", o.err);
+    tu_output_free(&o);
+}
+END_TEST
+
+static void one_line_exit_2(const char *const *args, const char *needle)
+{
+    tu_output o;
+    tu_rnr(&o, args);
+    ck_assert_msg(o.status == 2, "status %d for %s: %s", o.status, needle, o.err);
+    ck_assert_msg(strstr(o.err, needle) != NULL, "want '%s' in: %s", needle, o.err);
+    ck_assert_msg(strncmp(o.err, "rnr run: ", 9) == 0, "%s", o.err);
+    ck_assert_str_eq(o.out, "");
+    tu_output_free(&o);
+}
+
+START_TEST(run_rejects_bad_programs_with_one_line)
+{
+    char *dir = tu_tmpdir();
+    const char *missing = tu_path(dir, "missing");
+    one_line_exit_2((const char *[]){"run", "--", missing, NULL}, "No such file");
+    const char *text = tu_path(dir, "text");
+    tu_write_file(text, "hello\n", 6);
+    one_line_exit_2((const char *[]){"run", "--", text, NULL}, "not an ELF file");
+    one_line_exit_2((const char *[]){"run", "--", "/bin/sh", NULL}, "not a 64-bit RISC-V");
+    /* A riscv64 program with an interpreter: dynamically linked. */
+    size_t n;
+    uint8_t *b = tu_read_file(guest("intmath"), &n);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+    Elf64_Phdr *ph = (Elf64_Phdr *)(b + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_NOTE)
+            ph[i].p_type = PT_INTERP;
+    const char *dyn = tu_path(dir, "dynamic");
+    tu_write_file(dyn, b, n);
+    free(b);
+    one_line_exit_2((const char *[]){"run", "--", dyn, NULL}, "dynamically linked");
+    one_line_exit_2((const char *[]){"run", "--", dir, NULL}, "directory");
+    one_line_exit_2((const char *[]){"run", "--input-log", "/nonexistent-dir/in.log", "--",
+                                     guest("intmath"), NULL}, "/nonexistent-dir/in.log");
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(run_rejects_bad_options)
+{
+    const char *const *cases[] = {
+        (const char *[]){"run", NULL},
+        (const char *[]){"run", "-n", "0", "--", "x", NULL},
+        (const char *[]){"run", "-n", "65", "--", "x", NULL},
+        (const char *[]){"run", "--seed", "abc", "--", "x", NULL},
+        (const char *[]){"run", "--sig", "bloom:100", "--", "x", NULL},
+        (const char *[]){"run", "--bogus", "--", "x", NULL},
+        (const char *[]){"run", "--quantum", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_output o;
+        tu_rnr(&o, cases[i]);
+        ck_assert_msg(o.status == 2 && strncmp(o.err, "rnr run: ", 9) == 0, "case %zu: %d %s", i,
+                      o.status, o.err);
+        tu_output_free(&o);
+    }
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--help", NULL});
+    ck_assert_int_eq(o.status, 0);
+    ck_assert(strstr(o.out, "usage: rnr run") != NULL);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(run_reports_an_unknown_system_call_once)
+{
+    const char *a[] = {"run", "--", guest("sysprobe"), "unknown", NULL};
+    tu_output o;
+    tu_rnr(&o, a);
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_str_eq(o.out, "unknown -1 ENOSYS -1 ENOSYS\n");
+    ck_assert_msg(tu_count_lines(o.err) == 1 && strstr(o.err, "200 (bind)"), "%s", o.err);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(run_writes_files_only_where_allowed)
+{
+    char *dir = tu_tmpdir(), *other = tu_tmpdir();
+    char out[4096];
+    snprintf(out, sizeof out, "%s/sub/out.txt", dir);
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    /* No --allow-write: refused, nothing created, one warning line. */
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--", guest("filewrite"), out, "3", NULL});
+    ck_assert_int_eq(o.status, 1);
+    ck_assert_msg(strstr(o.out, "Permission denied") != NULL, "%s", o.out);
+    ck_assert_msg(strstr(o.err, "--allow-write") != NULL, "%s", o.err);
+    ck_assert_int_ne(access(out, F_OK), 0);
+    tu_output_free(&o);
+    /* Another directory allowed: still refused. */
+    tu_rnr(&o, (const char *[]){"run", "--allow-write", other, "--", guest("filewrite"), out, NULL});
+    ck_assert_int_eq(o.status, 1);
+    tu_output_free(&o);
+    /* The parent of the file's directory allowed: written. */
+    tu_rnr(&o, (const char *[]){"run", "--allow-write", dir, "--", guest("filewrite"), out, "3", NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    const char *want = "line 0\nline 1\nline 2\nappended\n";
+    ck_assert_str_eq(o.out, want);
+    size_t n;
+    uint8_t *content = tu_read_file(out, &n);
+    ck_assert_str_eq((char *)content, want);
+    free(content);
+    tu_output_free(&o);
+    /* A symbolic link inside the allowed directory that leads out of it. */
+    char link[4096], target[4096];
+    snprintf(link, sizeof link, "%s/sub/escape", dir);
+    snprintf(target, sizeof target, "%s/outside.txt", other);
+    ck_assert_int_eq(symlink(target, link), 0);
+    tu_rnr(&o, (const char *[]){"run", "--allow-write", dir, "--", guest("filewrite"), link, NULL});
+    ck_assert_int_eq(o.status, 1);
+    ck_assert_int_ne(access(target, F_OK), 0);
+    tu_output_free(&o);
+    /* A missing directory for --allow-write is bad input. */
+    char nodir[4096];
+    snprintf(nodir, sizeof nodir, "%s/nope", other);
+    one_line_exit_2((const char *[]){"run", "--allow-write", nodir, "--", guest("filewrite"), out, NULL},
+                    "nope");
+    tu_rmtree(dir);
+    tu_rmtree(other);
+    free(dir);
+    free(other);
+}
+END_TEST
+
+START_TEST(run_input_log_holds_results_and_bytes_read)
+{
+    char *dir = tu_tmpdir();
+    const char *in = tu_path(dir, "in.txt");
+    const char *content = "first line\nsecond line\n";
+    tu_write_file(in, content, strlen(content));
+    char in_copy[4096], log[4096];
+    snprintf(in_copy, sizeof in_copy, "%s", in);
+    snprintf(log, sizeof log, "%s", tu_path(dir, "input.log"));
+    const char *a[] = {"run", "--input-log", log, "--", guest("fileio"), in_copy, NULL};
+    tu_output o;
+    tu_rnr(&o, a);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    tu_output_free(&o);
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(log, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    ck_assert_uint_eq(rnr_reader_header(r)->kind, RNR_LOG_INPUT);
+    rnr_input_record rec;
+    int saw_start = 0, saw_content = 0, saw_write = 0, rc;
+    int64_t last_read_result = -1;
+    uint64_t last_nr = 0;
+    while ((rc = rnr_reader_next_input(r, &rec)) == 1) {
+        ck_assert_uint_eq(rec.tid, 1000);
+        if (rec.type == RNR_IN_START) {
+            ck_assert_uint_eq(rec.len, 16);
+            saw_start = 1;
+        } else if (rec.type == RNR_IN_SYSCALL) {
+            last_nr = rec.nr;
+            if (rec.nr == 63)
+                last_read_result = rec.value;
+            saw_write |= rec.nr == 64 && rec.value > 0;
+        } else if (rec.type == RNR_IN_MEM) {
+            ck_assert_msg(last_nr != 64, "a write(2) must not log memory");
+            if (last_nr == 63 && rec.len == strlen(content) &&
+                memcmp(rec.data, content, rec.len) == 0) {
+                ck_assert_int_eq(last_read_result, (int64_t)rec.len);
+                saw_content = 1;
+            }
+        }
+    }
+    ck_assert_msg(rc == 0, "%s", rnr_reader_error(r));
+    rnr_reader_close(r);
+    ck_assert(saw_start && saw_content && saw_write);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+TU_SUITE(run)
+{
+    Suite *s = suite_create("run");
+    TCase *tc = tu_tcase(s, "differential", 120);
+    tcase_add_test(tc, run_matches_qemu_on_single_threaded_workloads);
+    tcase_add_test(tc, run_matches_qemu_on_arguments_environment_and_exit_status);
+    tcase_add_test(tc, run_keeps_the_environment_in_order);
+    tcase_add_test(tc, run_builds_the_initial_stack_and_auxv_of_linux);
+    tcase_add_test(tc, run_matches_qemu_on_file_input);
+    tcase_add_test(tc, run_matches_qemu_on_system_call_semantics);
+    tcase_add_test(tc, run_matches_qemu_on_a_pipe_between_threads);
+    tcase_add_test(tc, run_ends_with_the_signal_status_and_names_it);
+    tc = tu_tcase(s, "threads", 180);
+    tcase_add_test(tc, run_threaded_workloads_are_correct_on_1_2_8_16_cores);
+    tcase_add_test(tc, run_barrier_and_many_threads_are_correct_on_1_2_8_16_cores);
+    tc = tu_tcase(s, "determinism", 120);
+    tcase_add_test(tc, run_same_seed_gives_identical_stats_digest_and_output);
+    tcase_add_test(tc, run_different_seeds_change_the_racy_counter);
+    tcase_add_test(tc, run_maps_pages_only_when_touched);
+    tc = tu_tcase(s, "errors", 60);
+    tcase_add_test(tc, run_reports_a_deadlock_and_exits_promptly);
+    tcase_add_test(tc, run_rejects_bad_programs_with_one_line);
+    tcase_add_test(tc, run_rejects_bad_options);
+    tcase_add_test(tc, run_reports_an_unknown_system_call_once);
+    tcase_add_test(tc, run_writes_files_only_where_allowed);
+    tcase_add_test(tc, run_input_log_holds_results_and_bytes_read);
+    return s;
+}

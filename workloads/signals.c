@@ -1,0 +1,36 @@
+/* workloads/signals.c: ends by a signal, chosen by the first argument:
+ * "abort" (abort(), SIGABRT), "segv" (a store to an unmapped address,
+ * SIGSEGV), "ill" (an illegal instruction, SIGILL), "raise" (raise(SIGTERM)),
+ * "ignored" (SIGUSR1 ignored, then exit 5), "exit N" (exit status N). */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "abort";
+    printf("signals: %s\n", what);
+    fflush(stdout);
+    if (strcmp(what, "abort") == 0)
+        abort();
+    if (strcmp(what, "segv") == 0) {
+        volatile uintptr_t where = 0x10;
+        *(volatile int *)where = 1;
+    }
+    if (strcmp(what, "ill") == 0)
+        __asm__ volatile(".word 0");
+    if (strcmp(what, "raise") == 0)
+        raise(SIGTERM);
+    if (strcmp(what, "ignored") == 0) {
+        signal(SIGUSR1, SIG_IGN);
+        raise(SIGUSR1);
+        printf("signals: survived SIGUSR1\n");
+        return 5;
+    }
+    if (strcmp(what, "exit") == 0)
+        exit(argc > 2 ? atoi(argv[2]) : 0);
+    return 0;
+}
