@@ -1,8 +1,9 @@
 # rnr: top-level GNU Makefile. Each folder adds itself through its module.mk.
 #
 # make            bin/rnr (release build)
-# make check      install dependencies, then every test: unit + integration
-#                 (release), the same under ASan+UBSan, fuzz-corpus replay
+# make check      install dependencies, then every test: install check,
+#                 a short fuzz of every reader, unit + integration tests
+#                 (release), the same under valgrind and under ASan+UBSan
 # make test       unit + integration tests of the current VARIANT only
 # make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 # make valgrind   the unit tests under valgrind (leaks are errors)
@@ -113,6 +114,7 @@ check: deps
 	$(MAKE) VARIANT=release install-check
 	$(MAKE) VARIANT=fuzz fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	$(MAKE) VARIANT=release test
+	$(MAKE) VARIANT=debug valgrind-run
 	$(MAKE) VARIANT=asan test
 
 asan:
