@@ -330,17 +330,21 @@ int64_t sc_read(drv_proc *p, thread *t, const uint64_t a[6])
     return f ? read_into(p, f, a[1], a[2], -1) : -LX_EBADF;
 }
 
+/* The file of a pread64/pwrite64 (fd a[0], offset a[3]), or NULL with the
+ * Linux error in *rc. */
+static file_obj *positional_file(drv_proc *p, const uint64_t a[6], int64_t *rc)
+{
+    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    *rc = !f ? -LX_EBADF : (int64_t)a[3] < 0 ? -LX_EINVAL : f->kind != FILE_HOST ? -LX_ESPIPE : 0;
+    return *rc ? NULL : f;
+}
+
 int64_t sc_pread64(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
-    if (!f)
-        return -LX_EBADF;
-    if ((int64_t)a[3] < 0)
-        return -LX_EINVAL;
-    if (f->kind != FILE_HOST)
-        return -LX_ESPIPE;
-    return read_into(p, f, a[1], a[2], (int64_t)a[3]);
+    int64_t rc;
+    file_obj *f = positional_file(p, a, &rc);
+    return f ? read_into(p, f, a[1], a[2], (int64_t)a[3]) : rc;
 }
 
 int64_t sc_write(drv_proc *p, thread *t, const uint64_t a[6])
@@ -353,14 +357,9 @@ int64_t sc_write(drv_proc *p, thread *t, const uint64_t a[6])
 int64_t sc_pwrite64(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
-    if (!f)
-        return -LX_EBADF;
-    if ((int64_t)a[3] < 0)
-        return -LX_EINVAL;
-    if (f->kind != FILE_HOST)
-        return -LX_ESPIPE;
-    return write_from(p, f, a[1], a[2], (int64_t)a[3]);
+    int64_t rc;
+    file_obj *f = positional_file(p, a, &rc);
+    return f ? write_from(p, f, a[1], a[2], (int64_t)a[3]) : rc;
 }
 
 /* The iovec array of readv/writev: CNT (base, len) pairs. */

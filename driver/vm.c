@@ -183,34 +183,49 @@ static int range_free(const vm *v, uint64_t lo, uint64_t hi)
     return i == v->n || v->r[i].start >= hi;
 }
 
-/* Maps a new region [addr, addr+len) (free, page aligned) and fills it.
- * The region is in the list before the backend fills it, so that the
- * backend can find its protection. */
+/* Maps the region REG (free, page aligned) and fills it with DATA_LEN
+ * bytes of DATA at FILL_ADDR; the blob that keeps the bytes for madvise
+ * re-reads starts at "file offset" BLOB_OFF. The region is in the list
+ * before the backend fills it, so that the backend can find its protection.
+ * 0 or -errno. */
+static int map_region(vm *v, vm_region reg, const uint8_t *data, uint64_t data_len,
+                      uint64_t blob_off, uint64_t fill_addr)
+{
+    uint64_t len = reg.end - reg.start;
+    if (data_len) {
+        reg.blob = blob_new(data, data_len, blob_off);
+        if (!reg.blob)
+            return -LX_ENOMEM;
+    }
+    if (v->be.map(v->be.ctx, reg.start, len, reg.prot) < 0) {
+        blob_unref(reg.blob);
+        return -LX_ENOMEM;
+    }
+    if (insert_at(v, first_ending_above(v, reg.start), &reg) < 0) {
+        v->be.unmap(v->be.ctx, reg.start, len);
+        blob_unref(reg.blob);
+        return -LX_ENOMEM;
+    }
+    if (data_len && v->be.fill(v->be.ctx, fill_addr, data, data_len) < 0) {
+        carve(v, reg.start, reg.end);
+        return -LX_ENOMEM;
+    }
+    return 0;
+}
+
+/* Maps a new region [addr, addr+len) (free, page aligned), fills it with
+ * the first DATA_LEN bytes (at most len) of DATA read at file offset OFF,
+ * and merges it with like neighbours. Returns addr or -errno. */
 static int64_t map_new(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind,
                        const uint8_t *data, uint64_t data_len, uint64_t off)
 {
     vm_region reg = {addr, addr + len, prot & (LX_PROT_READ | LX_PROT_WRITE | LX_PROT_EXEC), kind,
                      NULL, off};
-    if (data) {
-        if (data_len > len)
-            data_len = len;
-        reg.blob = blob_new(data, data_len, off);
-        if (!reg.blob)
-            return -LX_ENOMEM;
-    }
-    if (v->be.map(v->be.ctx, addr, len, reg.prot) < 0) {
-        blob_unref(reg.blob);
-        return -LX_ENOMEM;
-    }
-    if (insert_at(v, first_ending_above(v, addr), &reg) < 0) {
-        v->be.unmap(v->be.ctx, addr, len);
-        blob_unref(reg.blob);
-        return -LX_ENOMEM;
-    }
-    if (data_len && v->be.fill(v->be.ctx, addr, data, data_len) < 0) {
-        carve(v, addr, addr + len);
-        return -LX_ENOMEM;
-    }
+    if (data && data_len > len)
+        data_len = len;
+    int rc = map_region(v, reg, data, data ? data_len : 0, off, addr);
+    if (rc < 0)
+        return rc;
     merge_around(v, addr, addr + len);
     return (int64_t)addr;
 }
@@ -238,25 +253,7 @@ int vm_map_image(vm *v, uint64_t addr, uint64_t len, int prot, uint64_t data_add
      * that region offsets (blob_off = region start) line up with it. */
     vm_region reg = {addr, addr + len, prot & (LX_PROT_READ | LX_PROT_WRITE | LX_PROT_EXEC),
                      VM_IMAGE, NULL, addr};
-    if (data_len) {
-        reg.blob = blob_new(data, data_len, data_addr);
-        if (!reg.blob)
-            return -LX_ENOMEM;
-    }
-    if (v->be.map(v->be.ctx, addr, len, reg.prot) < 0) {
-        blob_unref(reg.blob);
-        return -LX_ENOMEM;
-    }
-    if (insert_at(v, first_ending_above(v, addr), &reg) < 0) {
-        v->be.unmap(v->be.ctx, addr, len);
-        blob_unref(reg.blob);
-        return -LX_ENOMEM;
-    }
-    if (data_len && v->be.fill(v->be.ctx, data_addr, data, data_len) < 0) {
-        carve(v, addr, addr + len);
-        return -LX_ENOMEM;
-    }
-    return 0;
+    return map_region(v, reg, data, data_len, data_addr, data_addr);
 }
 
 void vm_set_brk_start(vm *v, uint64_t start)
