@@ -79,6 +79,18 @@ static int host_open_flags(int64_t fl)
     return h | O_CLOEXEC | O_NOCTTY;
 }
 
+/* The host directory descriptor for a guest *at call's (dirfd, path), after
+ * the checks every such call makes: AT_FDCWD, a descriptor, or -errno. */
+static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
+{
+    int64_t dir = host_dirfd(p, (int64_t)(int32_t)guest_dirfd);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    if (path[0] == '/' && hidden_path(path))
+        return -LX_ENOENT;
+    return dir;
+}
+
 int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
@@ -88,11 +100,9 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
         return n;
     if (n == 0)
         return -LX_ENOENT;
-    int64_t dir = host_dirfd(p, (int64_t)(int32_t)a[0]);
+    int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    if (path[0] == '/' && hidden_path(path))
-        return -LX_ENOENT;
     int64_t fl = (int64_t)a[2];
     int writes = (fl & LX_O_ACCMODE) != LX_O_RDONLY || (fl & (LX_O_CREAT | LX_O_TRUNC)) ||
                  (fl & LX_O_TMPFILE) == LX_O_TMPFILE;
@@ -563,11 +573,9 @@ int64_t sc_newfstatat(drv_proc *p, thread *t, const uint64_t a[6])
         }
         return put_stat(p, a[2], &st);
     }
-    int64_t dir = host_dirfd(p, gdir);
+    int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    if (path[0] == '/' && hidden_path(path))
-        return -LX_ENOENT;
     if (fstatat((int)dir, path, &st, flags & LX_AT_SYMLINK_NOFOLLOW ? AT_SYMLINK_NOFOLLOW : 0) != 0)
         return -(int64_t)errno;
     return put_stat(p, a[2], &st);
@@ -590,11 +598,9 @@ int64_t sc_readlinkat(drv_proc *p, thread *t, const uint64_t a[6])
         len = (ssize_t)strlen(p->exe_path);
         memcpy(target, p->exe_path, (size_t)len);
     } else {
-        int64_t dir = host_dirfd(p, (int64_t)(int32_t)a[0]);
+        int64_t dir = host_at(p, a[0], path);
         if (dir < 0 && dir != AT_FDCWD)
             return dir;
-        if (path[0] == '/' && hidden_path(path))
-            return -LX_ENOENT;
         len = readlinkat((int)dir, path, target, sizeof target);
         if (len < 0)
             return -(int64_t)errno;
@@ -617,11 +623,9 @@ int64_t sc_faccessat(drv_proc *p, thread *t, const uint64_t a[6])
         return n;
     if (n == 0)
         return -LX_ENOENT;
-    int64_t dir = host_dirfd(p, (int64_t)(int32_t)a[0]);
+    int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    if (path[0] == '/' && hidden_path(path))
-        return -LX_ENOENT;
     if (faccessat((int)dir, path, (int)mode, 0) != 0)
         return -(int64_t)errno;
     if ((mode & LX_W_OK) && !files_write_allowed(p, (int)dir, path))
