@@ -79,6 +79,14 @@ static int host_open_flags(int64_t fl)
     return h | O_CLOEXEC | O_NOCTTY;
 }
 
+/* Reads the guest path at ADDR into PATH: its length, or -errno (an empty
+ * path is ENOENT, as for every *at call without AT_EMPTY_PATH). */
+static int64_t guest_path(drv_proc *p, uint64_t addr, char *path, size_t size)
+{
+    int64_t n = guest_read_str(p, addr, path, size);
+    return n == 0 ? -LX_ENOENT : n;
+}
+
 /* The host directory descriptor for a guest *at call's (dirfd, path), after
  * the checks every such call makes: AT_FDCWD, a descriptor, or -errno. */
 static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
@@ -95,11 +103,9 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
     char path[PATH_MAX];
-    int64_t n = guest_read_str(p, a[1], path, sizeof path);
+    int64_t n = guest_path(p, a[1], path, sizeof path);
     if (n < 0)
         return n;
-    if (n == 0)
-        return -LX_ENOENT;
     int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
@@ -588,11 +594,9 @@ int64_t sc_readlinkat(drv_proc *p, thread *t, const uint64_t a[6])
     if (size <= 0)
         return -LX_EINVAL;
     char path[PATH_MAX], target[PATH_MAX];
-    int64_t n = guest_read_str(p, a[1], path, sizeof path);
+    int64_t n = guest_path(p, a[1], path, sizeof path);
     if (n < 0)
         return n;
-    if (n == 0)
-        return -LX_ENOENT;
     ssize_t len;
     if (strcmp(path, "/proc/self/exe") == 0) {
         len = (ssize_t)strlen(p->exe_path);
@@ -618,11 +622,9 @@ int64_t sc_faccessat(drv_proc *p, thread *t, const uint64_t a[6])
     if (mode & ~7)
         return -LX_EINVAL;
     char path[PATH_MAX];
-    int64_t n = guest_read_str(p, a[1], path, sizeof path);
+    int64_t n = guest_path(p, a[1], path, sizeof path);
     if (n < 0)
         return n;
-    if (n == 0)
-        return -LX_ENOENT;
     int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
