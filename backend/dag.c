@@ -1,6 +1,6 @@
 /* backend/dag.c: walking a final log in a topological order by simulating
  * its token counters (Kahn's algorithm with the log order as priority). */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/dag.h"
 
 #include <stdio.h>

@@ -52,7 +52,7 @@
  * a CPU. When A is written, if the next edge (B, t_B) of the list has the
  * same destination (A's destination is known and has TS > t_B), A's edge
  * is implied by B's and dropped too. */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/maxpar.h"
 
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* backend/metrics.c: critical path and simulated replay time of a final
  * log's DAG (list scheduling on W replay CPUs, event by event). */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/metrics.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * writer. */
 #include "backend/passes.h"
 
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * StSerial). The walk order is a topological order of the DAG, which keeps
  * every recorded CPU's chunks in order and every token's sender before its
  * receiver; consecutive entries of one thread become one. */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/serial.h"
 
 #include <stdio.h>

@@ -39,7 +39,7 @@
  * tokens of the same stitched chunk are dropped there (implied by program
  * order on q). Stitched chunks are consecutive runs of their lane, so the
  * regrouped edges of a CPU pair still do not cross. */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/stitch.h"
 
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * that misses is a bus transaction, and at most one bus transaction
  * happens per cycle (an event that finds the bus taken moves to the next
  * free cycle), so bus times are distinct, as the RRU contract asks. */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/synth.h"
 
 #include <errno.h>
@@ -556,7 +556,7 @@ void synth_run(const synth_config *cfg, const synth_sink *sink, synth_result *re
     }
     /* The program ended: recording stops everywhere; the rest drains. */
     for (uint32_t c = 0; c < cfg->cpus; c++)
-        rru_stop(s.cores[c].rru, s.now);
+        rru_unit_stop(s.cores[c].rru, s.now);
     for (int any = 1; any;) {
         any = 0;
         for (uint32_t c = 0; c < cfg->cpus; c++) {

@@ -1,7 +1,7 @@
 /* backend/truth.c: reading and writing ground-truth dependence files. */
 #include "backend/truth.h"
 
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -152,4 +152,123 @@ int truth_load(const char *path, truth_set *out, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* ---- the tracker: conflicts of a stream of accesses ----
+ *
+ * Per line: the last write, and per CPU the last read since that write.
+ * A read depends on the last write (RAW); only the first read of each CPU
+ * after a write is listed, since later reads on that CPU follow it in the
+ * CPU's order. A write depends on the last write (WAW) and on each CPU's
+ * last read since it (WAR; earlier reads of that CPU precede that one).
+ * Pairs of one thread on one CPU are program order and left out. */
+
+typedef struct tline {
+    uint64_t line;             /* key + 1 (0 = empty slot) */
+    int has_write;
+    uint64_t read_mask;        /* CPUs (< 64) that read since the last write */
+    truth_access last_write;
+    truth_access *readers;     /* [cpus]: last read since the write, tid UINT32_MAX = none */
+} tline;
+
+struct truth_tracker {
+    uint32_t cpus;
+    truth_emit_fn emit;
+    void *ctx;
+    tline *slot;
+    size_t cap, used;
+    uint64_t deps;
+};
+
+truth_tracker *truth_tracker_new(uint32_t cpus, truth_emit_fn emit, void *ctx)
+{
+    truth_tracker *t = xcalloc(1, sizeof *t);
+    t->cpus = cpus;
+    t->emit = emit;
+    t->ctx = ctx;
+    t->cap = 1024;
+    t->slot = xcalloc(t->cap, sizeof *t->slot);
+    return t;
+}
+
+void truth_tracker_free(truth_tracker *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slot[i].readers);
+    free(t->slot);
+    free(t);
+}
+
+uint64_t truth_tracker_deps(const truth_tracker *t) { return t->deps; }
+
+static size_t tline_hash(uint64_t line, size_t cap)
+{
+    return (size_t)((line * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+static tline *tline_get(truth_tracker *t, uint64_t line)
+{
+    if ((t->used + 1) * 2 > t->cap) {
+        size_t cap = t->cap * 2;
+        tline *n = xcalloc(cap, sizeof *n);
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->slot[i].line)
+                continue;
+            size_t j = tline_hash(t->slot[i].line, cap);
+            while (n[j].line)
+                j = (j + 1) & (cap - 1);
+            n[j] = t->slot[i];
+        }
+        free(t->slot);
+        t->slot = n;
+        t->cap = cap;
+    }
+    size_t j = tline_hash(line + 1, t->cap);
+    while (t->slot[j].line && t->slot[j].line != line + 1)
+        j = (j + 1) & (t->cap - 1);
+    tline *l = &t->slot[j];
+    if (!l->line) {
+        l->line = line + 1;
+        l->readers = xmalloc(t->cpus * sizeof *l->readers);
+        for (uint32_t c = 0; c < t->cpus; c++)
+            l->readers[c].tid = UINT32_MAX;
+        t->used++;
+    }
+    return l;
+}
+
+static void tracker_emit(truth_tracker *t, uint32_t kind, uint64_t line, const truth_access *src,
+                         const truth_access *dst)
+{
+    if (src->cpu == dst->cpu && src->tid == dst->tid)
+        return;
+    truth_dep d = { kind, line, *src, *dst };
+    t->deps++;
+    t->emit(t->ctx, &d);
+}
+
+void truth_tracker_access(truth_tracker *t, uint64_t line, const truth_access *a, int write)
+{
+    tline *l = tline_get(t, line);
+    uint64_t bit = a->cpu < 64 ? 1ull << a->cpu : 0;
+    if (!write) {
+        if (l->has_write && !(l->read_mask & bit))
+            tracker_emit(t, TRUTH_RAW, line, &l->last_write, a);
+        l->read_mask |= bit;
+        l->readers[a->cpu] = *a;
+        return;
+    }
+    if (l->has_write)
+        tracker_emit(t, TRUTH_WAW, line, &l->last_write, a);
+    for (uint32_t c = 0; c < t->cpus; c++) {
+        if (l->readers[c].tid != UINT32_MAX) {
+            tracker_emit(t, TRUTH_WAR, line, &l->readers[c], a);
+            l->readers[c].tid = UINT32_MAX;
+        }
+    }
+    l->read_mask = 0;
+    l->last_write = *a;
+    l->has_write = 1;
 }

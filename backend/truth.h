@@ -50,4 +50,14 @@ int truth_load(const char *path, truth_set *out, char *err, size_t errlen);
 void truth_add(truth_set *s, const truth_dep *d);
 void truth_free(truth_set *s);
 
+/* The tracker turns a stream of line accesses, in the order they happened,
+ * into the dependences above (truth.c says which pairs it lists). */
+typedef struct truth_tracker truth_tracker;
+typedef void (*truth_emit_fn)(void *ctx, const truth_dep *d);
+/* CPUS <= 64. Aborts when out of memory. */
+truth_tracker *truth_tracker_new(uint32_t cpus, truth_emit_fn emit, void *ctx);
+void truth_tracker_access(truth_tracker *t, uint64_t line, const truth_access *a, int write);
+uint64_t truth_tracker_deps(const truth_tracker *t);
+void truth_tracker_free(truth_tracker *t);
+
 #endif

@@ -19,7 +19,7 @@
  * Serial/StSerial: each entry covers the next CS instructions of its thread;
  * a requirement holds iff the entry holding A precedes the one holding B,
  * or both are one entry (one thread) and A comes first. */
-#include "backend/alloc.h"
+#include "rru/alloc.h"
 #include "backend/verify.h"
 
 #include <inttypes.h>

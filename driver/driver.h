@@ -5,10 +5,13 @@
 #ifndef RNR_DRIVER_DRIVER_H
 #define RNR_DRIVER_DRIVER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/log.h"
 #include "rru/machine.h"
+#include "rru/rru_unit.h"
 
 /* Exit status of `rnr run` when every guest thread is blocked forever. */
 #define DRV_EXIT_DEADLOCK 124
@@ -18,6 +21,8 @@ typedef enum drv_random {
     DRV_RANDOM_SEED = 0,   /* a generator seeded with the run's seed (rnr run) */
     DRV_RANDOM_HOST = 1,   /* the host's getrandom (record: logged as input) */
 } drv_random;
+
+typedef struct drv_access drv_access;
 
 typedef struct drv_config {
     rru_machine_config machine;  /* cores, seed, latencies */
@@ -35,13 +40,44 @@ typedef struct drv_config {
     void *output_ctx;
     /* If not NULL: write the nondeterministic inputs to this log file. */
     const char *input_log;
-    /* Accepted for recording (later issues); unused by rnr run. */
-    uint64_t msp, clusters, chunk_max;
-    const char *sig;
+    /* Recording: with `record` set, an RRU (configured by `rru`; its cpus
+     * is set from the machine) sits on every core, the driver programs it
+     * and drains its chunks, in log order, to `chunk` (a nonzero return
+     * stops the run as a failure). The input log then also gets a CHECK
+     * record at the end of every chunk. Recording does not change what the
+     * guest executes. */
+    int record;
+    rru_config rru;
+    int (*chunk)(void *ctx, const rnr_initial_chunk *c);
+    void *chunk_ctx;
+    /* Soundness oracle (record only): every data access of a guest thread,
+     * in simulation order (slows the machine: its filters are off). */
+    void (*access)(void *ctx, const drv_access *a);
+    void *access_ctx;
+    /* Called now and then while recording (about every MSP/16 cycles of
+     * simulated time), e.g. to show progress. */
+    void (*tick)(void *ctx);
+    void *tick_ctx;
+    /* When it becomes nonzero (a signal handler sets it), the guest is
+     * stopped at the next check and the run ends as DRV_INTERRUPTED. */
+    volatile sig_atomic_t *interrupt;
 } drv_config;
 
+/* One data access for the oracle: the accessing instruction's index among
+ * its core's instructions (all of them are recorded: the initial log's
+ * chunks of that CPU, in order) and among its thread's, and the recorder's
+ * time. A system call's accesses belong to its ECALL. */
+struct drv_access {
+    uint32_t cpu, tid;
+    uint64_t insn, tinsn, time;
+    uint64_t addr;
+    uint32_t size;
+    int write;
+};
+
 /* Defaults: 8 cores, seed 1, quantum 100000 cycles, read-only files,
- * stdio passthrough, no input log. */
+ * stdio passthrough, no input log, no recording (RRU defaults of
+ * rru_config_default). */
 void drv_config_default(drv_config *c);
 
 typedef enum drv_end {
@@ -49,6 +85,7 @@ typedef enum drv_end {
     DRV_SIGNALED = 1,    /* killed by a signal: status = signal number */
     DRV_DEADLOCK = 2,    /* every thread blocked forever */
     DRV_FAILED = 3,      /* the simulator could not go on (message) */
+    DRV_INTERRUPTED = 4, /* config.interrupt was set */
 } drv_end;
 
 typedef struct drv_result {
@@ -87,6 +124,25 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
  * be carried out (result->message says why). */
 int drv_proc_run(drv_proc *p, drv_result *result);
 void drv_proc_stats(const drv_proc *p, drv_stats *out);
+
+/* Threads ever created (the main thread first): their count, and the tid
+ * and instruction count of the I-th. */
+size_t drv_proc_threads(const drv_proc *p);
+void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instructions);
+
+/* What the recorder did (all zero when not recording). */
+typedef struct drv_record_stats {
+    uint64_t chunks;             /* drained into the initial log */
+    uint64_t checks;             /* CHECK records in the input log */
+    uint64_t drains;             /* drain points that had chunks */
+    uint64_t global_syscalls;    /* system calls ordered against every core */
+    uint64_t silence_violations; /* chunks drained later than start + MSP (must be 0) */
+    uint64_t max_drain_delay;    /* largest (drain time - chunk start), cycles */
+    uint64_t clusters, conflicts, evictions, serializations, sv_entries;   /* RRU counters */
+} drv_record_stats;
+void drv_proc_record_stats(const drv_proc *p, drv_record_stats *out);
+/* Pushes the input log's complete blocks to its file (crash safety). 0 or -1. */
+int drv_proc_flush_input(drv_proc *p);
 /* SHA-256 over the final state: the memory digest, then every live
  * thread's registers in tid order (docs/driver.md, "Final state"). */
 void drv_proc_digest(const drv_proc *p, uint8_t out[32]);
@@ -103,10 +159,18 @@ typedef enum drv_replay {
     DRV_RP_OUTPUT = 5,    /* result from the log, bytes regenerated and compared */
 } drv_replay;
 
+/* How a recording orders a system call against the other cores
+ * (driver/syscalls.def). */
+typedef enum drv_order {
+    DRV_ORD_LOCAL = 0,    /* its memory accesses are ordered by the RRU like any */
+    DRV_ORD_GLOBAL = 1,   /* every core serializes around it */
+} drv_order;
+
 typedef struct drv_syscall_info {
     uint32_t nr;
     const char *name;
     drv_replay replay;    /* 0 if the shim does not implement it */
+    drv_order order;
 } drv_syscall_info;
 
 /* What the table says about NR: name ("?" if unknown to Linux too) and

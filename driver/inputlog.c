@@ -66,6 +66,21 @@ int inlog_sc(inlog *l, uint32_t tid, uint64_t ordinal, uint64_t rd_value, uint64
     return put(l, &r);
 }
 
+int inlog_flush(inlog *l)
+{
+    if (l->failed || rnr_writer_flush(l->w) < 0) {
+        l->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int inlog_check(inlog *l, uint32_t tid, uint64_t instret, uint64_t pc, uint64_t hash)
+{
+    rnr_input_record r = {RNR_IN_CHECK, tid, instret, (int64_t)pc, hash, 0, NULL};
+    return put(l, &r);
+}
+
 static int put_bytes(inlog *l, uint32_t type, uint32_t tid, uint64_t addr, const void *data,
                      uint64_t len)
 {

@@ -35,7 +35,12 @@ int inlog_start(inlog *l, uint32_t tid, uint64_t addr, const void *data, uint64_
 /* A store-conditional of TID: its ordinal among the thread's SCs (from 0),
  * the value it wrote to rd (0 = success) and its address. */
 int inlog_sc(inlog *l, uint32_t tid, uint64_t ordinal, uint64_t rd_value, uint64_t addr);
+/* A recorded chunk of TID ended with the thread at INSTRET, PC, registers
+ * hashing to HASH (rru_ctx_hash). */
+int inlog_check(inlog *l, uint32_t tid, uint64_t instret, uint64_t pc, uint64_t hash);
 const char *inlog_error(const inlog *l);
+/* Pushes the complete records so far to the file as a block. 0 or -1. */
+int inlog_flush(inlog *l);
 /* Number of records written so far. */
 uint64_t inlog_records(const inlog *l);
 /* Ends and closes the log; 0, or -1 with the first error in err. */

@@ -11,6 +11,7 @@
 #include "driver/inputlog.h"
 #include "driver/linux_abi.h"
 #include "driver/loader.h"
+#include "driver/record.h"
 #include "driver/vm.h"
 #include "rru/machine.h"
 
@@ -55,6 +56,7 @@ struct thread {
     /* Links of the run queue or the futex wait list. */
     thread *next, *prev;
     uint64_t sc_count;           /* store-conditionals executed (input log ordinals) */
+    uint64_t instret_base;       /* ctx.instret when it was created (a clone inherits one) */
     /* Memory records of the current syscall, logged after its result. */
     inlog_pending log;
 };
@@ -132,6 +134,7 @@ struct drv_proc {
     uint8_t unknown_reported[512 / 8];
     uint8_t warned[16];          /* one-time messages, by warn_id */
     inlog *in;
+    rec *rec;                    /* the recorder, when recording */
     uint64_t random_addr;        /* AT_RANDOM */
     uint8_t random_bytes[16];
     /* The end. */
@@ -222,6 +225,7 @@ struct syscall_row {
     const char *name;
     syscall_fn fn;
     drv_replay replay;
+    drv_order order;
 };
 
 /* Handles the ECALL that stopped CORE. */
@@ -244,7 +248,7 @@ int64_t guest_read_str(drv_proc *p, uint64_t addr, char *buf, size_t max);
 int guest_ok(drv_proc *p, uint64_t addr, uint64_t n, int prot);
 
 /* The handlers, by file (each is a row of syscalls.def). */
-#define SYSCALL(nr, name, fn, replay) int64_t fn(drv_proc *p, thread *t, const uint64_t a[6]);
+#define SYSCALL(nr, name, fn, replay, order) int64_t fn(drv_proc *p, thread *t, const uint64_t a[6]);
 #include "driver/syscalls.def"
 #undef SYSCALL
 

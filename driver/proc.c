@@ -29,6 +29,7 @@ void drv_config_default(drv_config *c)
     c->stdin_fd = 0;
     c->stdout_fd = 1;
     c->stderr_fd = 2;
+    rru_config_default(&c->rru, c->machine.cores);
 }
 
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...)
@@ -118,6 +119,8 @@ static void be_unmap(void *ctx, uint64_t addr, uint64_t len)
 {
     drv_proc *p = ctx;
     rru_mem_unmap(p->mem, addr, len);
+    if (p->m)
+        rru_machine_forget(p->m, addr, len);
 }
 
 static void be_protect(void *ctx, uint64_t addr, uint64_t len, int prot)
@@ -453,6 +456,8 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
             return NULL;
         }
         rru_machine_set_env(p->m, &env_ops, p);
+        if (config->record)
+            p->rec = rec_new(p);
         if (inlog_start(p->in, main_thread->tid, p->random_addr, p->random_bytes, 16) < 0) {
             snprintf(err, errlen, "%s: %s", config->input_log, inlog_error(p->in));
             drv_proc_free(p);
@@ -500,6 +505,13 @@ static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uin
         }
         break;
     case RRU_STOP_REQUEST:
+        if (p->cfg.interrupt && *p->cfg.interrupt) {
+            save_running(p);
+            p->done = 1;
+            p->result.end = DRV_INTERRUPTED;
+            p->result.status = 130;
+            break;
+        }
         rru_machine_resume(p->m, st->core);
         break;
     case RRU_STOP_FAULT:
@@ -540,6 +552,12 @@ int drv_proc_run(drv_proc *p, drv_result *result)
         rru_stop_reason reason = rru_machine_run(p->m, &st);
         on_stop(p, reason, &st, deadline);
     }
+    if (p->rec && rec_finish(p->rec) < 0 && p->result.end != DRV_FAILED) {
+        free(p->message);
+        p->message = strdup("recording: the initial log could not be written");
+        p->result.end = DRV_FAILED;
+        p->result.status = 1;
+    }
     p->wall = now_seconds() - start;
     if (p->in) {
         char err[RNR_ERR_MAX_DRV];
@@ -577,6 +595,27 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out)
     out->page_faults = p->page_faults;
     out->guest_pages = rru_mem_pages(p->mem);
 }
+
+size_t drv_proc_threads(const drv_proc *p) { return p->nthreads; }
+
+void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instructions)
+{
+    const thread *t = p->threads[i];
+    rru_ctx c = t->ctx;
+    if (t->state == THR_RUNNING)
+        rru_machine_save(p->m, (unsigned)t->core, &c);
+    *tid = t->tid;
+    *instructions = c.instret - t->instret_base;
+}
+
+void drv_proc_record_stats(const drv_proc *p, drv_record_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (p->rec)
+        rec_stats_get(p->rec, out);
+}
+
+int drv_proc_flush_input(drv_proc *p) { return p->in ? inlog_flush(p->in) : 0; }
 
 static void hash_u64(rnr_sha256 *s, uint64_t v)
 {
@@ -634,6 +673,7 @@ void drv_proc_free(drv_proc *p)
         char err[RNR_ERR_MAX_DRV];
         inlog_close(p->in, err, sizeof err);
     }
+    rec_free(p->rec);
     for (size_t i = 0; i < p->nthreads; i++) {
         inlog_pending_free(&p->threads[i]->log);
         free(p->threads[i]);

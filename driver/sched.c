@@ -38,6 +38,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     t->core = -1;
     t->last_core = -1;
     t->ctx = *ctx;
+    t->instret_base = ctx->instret;
     t->deadline = UINT64_MAX;
     t->altstack_flags = LX_SS_DISABLE;
     p->threads[p->nthreads++] = t;
@@ -83,20 +84,22 @@ void sched_arm_timer(drv_proc *p, unsigned core)
     rru_machine_set_timer(p->m, core, rru_machine_clock(p->m, core) + (slice ? slice : 1));
 }
 
-/* The hook where a context switch will end the chunk and ask the RRU to
- * serialize (DESIGN.md section 5); nothing to do without an RRU. */
-static void switch_hook(drv_proc *p, unsigned core)
+/* A context switch: the thread on CORE leaves it while the core still
+ * holds its registers. A recording ends its chunk and serializes there
+ * (DESIGN.md section 5). */
+static void switch_out(drv_proc *p, unsigned core, uint32_t reason)
 {
-    (void)p;
-    (void)core;
+    if (p->rec)
+        rec_switch_out(p->rec, core, reason);
 }
 
 static void dispatch(drv_proc *p, unsigned core, thread *t)
 {
-    switch_hook(p, core);
     rru_machine_load(p->m, core, &t->ctx);
     rru_machine_advance_clock(p->m, core, t->ready_time);
     p->core_thread[core] = t;
+    if (p->rec)
+        rec_switch_in(p->rec, core, t->tid);
     t->core = (int)core;
     t->last_core = (int)core;
     t->state = THR_RUNNING;
@@ -143,6 +146,7 @@ static void core_freed(drv_proc *p, unsigned core)
 void sched_release_core(drv_proc *p, thread *t)
 {
     unsigned core = (unsigned)t->core;
+    switch_out(p, core, RNR_END_SWITCH);
     rru_machine_save(p->m, core, &t->ctx);
     t->ready_time = rru_machine_clock(p->m, core);
     t->core = -1;
@@ -157,6 +161,7 @@ void sched_preempt(drv_proc *p, unsigned core)
         rru_machine_resume(p->m, core);
         return;
     }
+    switch_out(p, core, RNR_END_SWITCH);
     rru_machine_save(p->m, core, &t->ctx);
     t->ready_time = rru_machine_clock(p->m, core);
     t->core = -1;
@@ -197,6 +202,8 @@ void sched_exit_thread(drv_proc *p, thread *t)
 {
     if (t->state == THR_RUNNING) {
         unsigned core = (unsigned)t->core;
+        switch_out(p, core, RNR_END_EXIT);
+        rru_machine_save(p->m, core, &t->ctx);   /* its final instruction count */
         t->core = -1;
         t->state = THR_DEAD;
         core_freed(p, core);

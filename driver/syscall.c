@@ -8,7 +8,7 @@
 #include "driver/internal.h"
 
 static const syscall_row rows[] = {
-#define SYSCALL(nr, name, fn, replay) {nr, #name, fn, replay},
+#define SYSCALL(nr, name, fn, replay, order) {nr, #name, fn, replay, DRV_##order},
 #include "driver/syscalls.def"
 #undef SYSCALL
 };
@@ -57,7 +57,8 @@ static const char *name_of(uint64_t nr)
 drv_syscall_info drv_syscall_lookup(uint32_t nr)
 {
     const syscall_row *r = row_of(nr);
-    drv_syscall_info info = {nr, r ? r->name : name_of(nr), r ? r->replay : (drv_replay)0};
+    drv_syscall_info info = {nr, r ? r->name : name_of(nr), r ? r->replay : (drv_replay)0,
+                             r ? r->order : DRV_ORD_LOCAL};
     return info;
 }
 
@@ -102,6 +103,9 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
     p->syscalls++;
     t->block_nr = nr;
     t->block_pc = stop->pc;
+    int global = row && row->order == DRV_ORD_GLOBAL;
+    if (p->rec)
+        rec_syscall_enter(p->rec, core, stop->pc, global);
     p->sys_core = (int)core;
     p->sys_thread = t;
     p->sys_row = row;
@@ -121,10 +125,14 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
     p->sys_core = -1;
     p->sys_thread = NULL;
     p->sys_row = NULL;
+    if (r == SC_SWITCHED && p->rec && t->state == THR_RUNNING && t->core == (int)core)
+        rec_syscall_exit(p->rec, core, global);   /* it kept its core */
     if (r == SC_BLOCKED || r == SC_GONE || r == SC_SWITCHED)
         return;
     c->x[10] = (uint64_t)r;
     syscall_log_result(p, t, nr, r);
+    if (p->rec)
+        rec_syscall_exit(p->rec, core, global);
     rru_machine_resume(p->m, core);
 }
 

@@ -58,6 +58,10 @@ static void dump_input(FILE *out, const rnr_input_record *r)
         fprintf(out, "sc %" PRIu64 " at 0x%" PRIx64 " = %" PRIu64 "\n", r->nr, r->addr,
                 (uint64_t)r->value);
         return;
+    case RNR_IN_CHECK:
+        fprintf(out, "check insn %" PRIu64 " pc 0x%" PRIx64 " regs %016" PRIx64 "\n", r->nr,
+                (uint64_t)r->value, r->addr);
+        return;
     default:
         break;
     }

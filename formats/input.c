@@ -5,7 +5,8 @@
  *   SYSCALL: nr varint, value zigzag varint
  *   CSR:     nr varint, value varint (the 64-bit pattern)
  *   MEM, START: addr varint, len varint, len bytes
- *   SC:      nr varint, value varint, addr varint */
+ *   SC:      nr varint, value varint, addr varint
+ *   CHECK:   nr varint, value varint, addr varint (the same fields as SC) */
 #include <stdio.h>
 
 #include "formats/codec.h"
@@ -48,6 +49,7 @@ void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
         buf_put_varint(out, (uint64_t)r->value);
         break;
     case RNR_IN_SC:
+    case RNR_IN_CHECK:
         buf_put_varint(out, r->nr);
         buf_put_varint(out, (uint64_t)r->value);
         buf_put_varint(out, r->addr);
@@ -101,6 +103,12 @@ int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err
         GET(v, "sc result");
         r->value = (int64_t)v;
         GET(r->addr, "sc address");
+        break;
+    case RNR_IN_CHECK:
+        GET(r->nr, "check instret");
+        GET(v, "check pc");
+        r->value = (int64_t)v;
+        GET(r->addr, "check hash");
         break;
     case RNR_IN_MEM:
     case RNR_IN_START:

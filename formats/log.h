@@ -12,7 +12,7 @@
 /* Bump RNR_LOG_VERSION when the meaning of any byte of the file header,
  * the block frame or a record encoding changes, or a field is added.
  * Readers accept exactly this version. */
-#define RNR_LOG_VERSION 1u
+#define RNR_LOG_VERSION 2u
 #define RNR_LOG_MAGIC "\x89RNRLOG\n"
 #define RNR_LOG_MAGIC_LEN 8u
 #define RNR_LOG_HEADER_SIZE 64u
@@ -95,8 +95,10 @@ typedef enum rnr_input_type {
     RNR_IN_START = 4,    /* process start: bytes placed at addr (AT_RANDOM...) */
     RNR_IN_SC = 5,       /* a store-conditional's outcome: nr = the thread's SC
                           * ordinal, value = what SC wrote to rd, addr = its address */
+    RNR_IN_CHECK = 6,    /* a chunk of tid ended: nr = the thread's instret there,
+                          * value = its pc, addr = rru_ctx_hash of its registers */
 } rnr_input_type;
-#define RNR_IN_TYPE_MAX 5
+#define RNR_IN_TYPE_MAX 6
 
 /* A record of the input log, per thread in program order. */
 typedef struct rnr_input_record {

@@ -229,6 +229,23 @@ void rru_hart_free(rru_hart *h)
     free(h);
 }
 
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t rru_ctx_hash(const rru_ctx *c)
+{
+    uint64_t h = 0x72726e6374786831ull;
+    for (int r = 1; r < 32; r++)
+        h = mix64(h ^ c->x[r]) + (uint64_t)r;
+    for (int r = 0; r < 32; r++)
+        h = mix64(h ^ c->f[r]) + 32u + (uint64_t)r;
+    return mix64(h ^ ((uint64_t)c->fflags << 32 | c->frm));
+}
+
 rru_ctx *rru_hart_ctx(rru_hart *h) { return &h->ctx; }
 
 void rru_hart_load(rru_hart *h, const rru_ctx *c)
@@ -288,7 +305,7 @@ static void fill_trap_stop(rru_hart *h, rru_stop *st, uint64_t pc)
     }
 }
 
-int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, rru_stop *st)
+int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_time, rru_stop *st)
 {
     uint64_t done = 0;
     st->reason = RRU_STOP_NONE;
@@ -313,6 +330,11 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, rru_stop *st)
         if (h->clock >= time_end) {
             st->pc = h->ctx.pc;
             result = RRU_RUN_TIME;
+            break;
+        }
+        if (done && h->clock >= event_time) {
+            st->pc = h->ctx.pc;
+            result = RRU_RUN_EVENT;
             break;
         }
         rru_block *b = lookup_block(h, h->ctx.pc);
@@ -376,6 +398,6 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, rru_stop *st)
 rru_stop_reason rru_hart_execute(rru_hart *h, uint64_t max_insns, rru_stop *stop)
 {
     rru_hart_sync(h);
-    int r = rru_hart_run(h, max_insns, UINT64_MAX, stop);
+    int r = rru_hart_run(h, max_insns, UINT64_MAX, UINT64_MAX, stop);
     return (rru_stop_reason)r;
 }

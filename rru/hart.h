@@ -31,6 +31,10 @@ typedef struct rru_ctx {
 /* Sets a context to its reset state: all registers 0, pc = entry,
  * frm = RNE, no reservation, instret 0. */
 void rru_ctx_init(rru_ctx *c, uint64_t entry);
+/* A 64-bit hash of the registers x1..x31, f0..f31, fflags and frm (not pc,
+ * instret or the reservation): the register part of a recorded chunk's
+ * check, computed the same way by record and replay. */
+uint64_t rru_ctx_hash(const rru_ctx *c);
 
 /* CSR numbers visible in user mode. */
 enum {

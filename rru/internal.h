@@ -180,13 +180,19 @@ struct rru_hart {
 int rru_hart_init(rru_hart *h, rru_mem *mem, unsigned id);
 void rru_hart_fini(rru_hart *h);
 
-/* Internal run result besides rru_stop_reason values. */
+/* Internal run results besides rru_stop_reason values. */
 #define RRU_RUN_TIME 100   /* clock reached time_end */
+#define RRU_RUN_EVENT 101  /* clock reached event_time */
 
-/* Runs at most MAX instructions, stopping at a block boundary once
- * clock >= time_end. Returns an rru_stop_reason (LIMIT, ECALL, traps,
- * REQUEST) or RRU_RUN_TIME; fills *stop for real stops and stop->insns. */
-int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, rru_stop *stop);
+/* Runs at most MAX instructions. Time: before each block, it stops once
+ * clock >= time_end, and a block starting at clock c runs at most
+ * time_end - c instructions; once at least one block ran, it also stops
+ * at a block boundary where clock >= event_time. An event stop never cuts
+ * a block, so where later time stops fall does not depend on it (record
+ * executes what run executes). Returns an rru_stop_reason (LIMIT, ECALL,
+ * traps, REQUEST), RRU_RUN_TIME or RRU_RUN_EVENT; fills *stop for real
+ * stops and stop->insns. */
+int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_time, rru_stop *stop);
 
 /* Brings TLB and decoded code up to date with the memory's generations. */
 void rru_hart_sync(rru_hart *h);

@@ -52,6 +52,9 @@ struct rru_machine {
     dir_page **dir;     /* open addressing by page number */
     size_t dir_cap, dir_used;
     dir_page *dir_last; /* the page of the last lookup */
+    uint64_t dir_floor; /* latest line.T of a line that left the directory */
+    int slice_core;     /* the core whose slice is under way, -1 = choose */
+    uint64_t slice_end; /* its bound (second-smallest clock + slice) */
     rru_trace_fn trace;
     void *trace_ctx;
     const rru_env_ops *env;
@@ -123,7 +126,7 @@ static dir_line *dir_get(rru_machine *m, uint64_t line)
         p->page = page;
         for (unsigned i = 0; i < RRU_PAGE_SIZE / RRU_LINE_SIZE; i++) {
             p->lines[i].sharers = 0;
-            p->lines[i].t = 0;
+            p->lines[i].t = m->dir_floor;
             p->lines[i].owner = -1;
         }
         size_t j = dir_hash(page, m->dir_cap);
@@ -137,6 +140,34 @@ static dir_line *dir_get(rru_machine *m, uint64_t line)
 oom:
     fprintf(stderr, "rnr: out of memory for the coherence directory\n");
     abort();
+}
+
+/* Removes the entry of PAGE (linear probing: the entries after it in its
+ * run move back so that every lookup still finds its page). */
+static void dir_remove(rru_machine *m, uint64_t page)
+{
+    if (!m->dir_cap)
+        return;
+    size_t mask = m->dir_cap - 1, j = dir_hash(page, m->dir_cap);
+    while (m->dir[j] && m->dir[j]->page != page)
+        j = (j + 1) & mask;
+    if (!m->dir[j])
+        return;
+    if (m->dir_last == m->dir[j])
+        m->dir_last = NULL;
+    free(m->dir[j]);
+    m->dir[j] = NULL;
+    m->dir_used--;
+    for (size_t k = (j + 1) & mask; m->dir[k]; k = (k + 1) & mask) {
+        size_t home = dir_hash(m->dir[k]->page, m->dir_cap);
+        /* The entry at k may move to the hole at j if j lies on its probe
+         * path, i.e. cyclically in [home, k). */
+        if ((k > j && (home <= j || home > k)) || (k < j && home <= j && home > k)) {
+            m->dir[j] = m->dir[k];
+            m->dir[k] = NULL;
+            j = k;
+        }
+    }
 }
 
 /* ---- filters ---- */
@@ -186,6 +217,7 @@ rru_machine *rru_machine_new(const rru_machine_config *cfg, rru_mem *mem, char *
     m->mem = mem;
     m->rng = cfg->seed;
     m->alarm = NONE;
+    m->slice_core = -1;
     for (unsigned i = 0; i < cfg->cores; i++) {
         rru_core *c = aligned_alloc(64, (sizeof(rru_core) + 63) & ~(size_t)63);
         if (!c || rru_hart_init(&c->hart, mem, i) != 0) {
@@ -470,6 +502,41 @@ void rru_coh_trace(rru_hart *h, uint64_t addr, unsigned size, int write, uint64_
         m->trace(m->trace_ctx, h->core->idx, addr, size, write, time);
 }
 
+/* ---- unmapped memory ---- */
+
+void rru_machine_forget(rru_machine *m, uint64_t addr, uint64_t len)
+{
+    uint64_t first = addr >> RRU_PAGE_SHIFT;
+    uint64_t last = (addr + len - 1) >> RRU_PAGE_SHIFT;
+    if (len == 0)
+        return;
+    for (uint64_t page = first; page <= last; page++) {
+        dir_page *p = dir_find(m, page);
+        if (!p)
+            continue;
+        for (unsigned i = 0; i < RRU_PAGE_SIZE / RRU_LINE_SIZE; i++) {
+            const dir_line *l = &p->lines[i];
+            uint64_t line = (page << RRU_PAGE_SHIFT) + ((uint64_t)i << RRU_LINE_SHIFT);
+            /* No core may keep using the line without a transaction. */
+            for (uint64_t s = l->sharers; s; s &= s - 1) {
+                uint64_t *e = filter_slot(m->cores[__builtin_ctzll(s)], line);
+                if (filter_has(e, line))
+                    *e = 0;
+            }
+            for (unsigned k = 0; k < m->cfg.cores; k++) {
+                rru_ctx *kx = &m->cores[k]->hart.ctx;
+                if (kx->resv_valid && (kx->resv_addr & ~(RRU_LINE_SIZE - 1)) == line)
+                    kx->resv_valid = 0;
+            }
+            /* Keeps step (2) of the proof: a line that comes back starts
+             * no earlier than the last transaction of any line that left. */
+            if (l->t > m->dir_floor)
+                m->dir_floor = l->t;
+        }
+        dir_remove(m, page);
+    }
+}
+
 /* ---- syscall accesses ---- */
 
 static int core_access(rru_machine *m, unsigned core, uint64_t addr, void *buf, size_t n, int write)
@@ -517,37 +584,49 @@ int rru_machine_write(rru_machine *m, unsigned core, uint64_t addr, const void *
 
 /* ---- schedule ---- */
 
+/* The schedule. A slice is chosen (the runnable core with the smallest
+ * clock, ties to the lowest number) and runs until its clock passes the
+ * second-smallest clock plus `slice`, a stop, the alarm or its timer. An
+ * event of the core (a recorder's hook) pauses the slice at a block
+ * boundary and the slice then goes on: events never change which core runs
+ * when, so a run with hooks executes exactly what a run without executes. */
 rru_stop_reason rru_machine_run(rru_machine *m, rru_stop *stop)
 {
     memset(stop, 0, sizeof *stop);
     for (;;) {
-        int r = -1;
-        uint64_t min1 = NONE, min2 = NONE;
-        for (unsigned i = 0; i < m->cfg.cores; i++) {
-            if (m->cores[i]->state != CORE_RUNNABLE)
-                continue;
-            uint64_t c = m->cores[i]->hart.clock;
-            if (c < min1 || r < 0) {
-                min2 = min1;
-                min1 = c;
-                r = (int)i;
-            } else if (c < min2) {
-                min2 = c;
+        int r = m->slice_core;
+        if (r < 0 || m->cores[r]->state != CORE_RUNNABLE) {
+            uint64_t min1 = NONE, min2 = NONE;
+            r = -1;
+            for (unsigned i = 0; i < m->cfg.cores; i++) {
+                if (m->cores[i]->state != CORE_RUNNABLE)
+                    continue;
+                uint64_t c = m->cores[i]->hart.clock;
+                if (c < min1 || r < 0) {
+                    min2 = min1;
+                    min1 = c;
+                    r = (int)i;
+                } else if (c < min2) {
+                    min2 = c;
+                }
             }
-        }
-        if (r < 0) {
-            stop->reason = RRU_STOP_IDLE;
-            return RRU_STOP_IDLE;
+            if (r < 0) {
+                stop->reason = RRU_STOP_IDLE;
+                return RRU_STOP_IDLE;
+            }
+            if (m->alarm != NONE && min1 >= m->alarm) {
+                m->alarm = NONE;
+                stop->core = (unsigned)r;
+                stop->reason = RRU_STOP_ALARM;
+                stop->pc = m->cores[r]->hart.ctx.pc;
+                return RRU_STOP_ALARM;
+            }
+            m->slice_core = r;
+            m->slice_end = min2 == NONE ? NONE : min2 + m->cfg.slice;
         }
         rru_core *c = m->cores[r];
         rru_hart *h = &c->hart;
         stop->core = (unsigned)r;
-        if (m->alarm != NONE && min1 >= m->alarm) {
-            m->alarm = NONE;
-            stop->reason = RRU_STOP_ALARM;
-            stop->pc = h->ctx.pc;
-            return RRU_STOP_ALARM;
-        }
         int due = (c->ev_retired != NONE && h->retired >= c->ev_retired) ||
                   (c->ev_time != NONE && h->clock >= c->ev_time);
         /* An event re-armed for the point where one just fired waits for
@@ -563,25 +642,31 @@ rru_stop_reason rru_machine_run(rru_machine *m, rru_stop *stop)
         if (c->timer != NONE && h->clock >= c->timer) {
             c->timer = NONE;
             c->state = CORE_STOPPED;
+            m->slice_core = -1;
             stop->reason = RRU_STOP_TIMER;
             stop->pc = h->ctx.pc;
             return RRU_STOP_TIMER;
         }
         rru_hart_sync(h);
-        uint64_t end = min2 == NONE ? NONE : min2 + m->cfg.slice;
+        uint64_t end = m->slice_end;
         if (c->timer < end)
             end = c->timer;
-        if (!due && c->ev_time < end)
-            end = c->ev_time;
         if (m->alarm < end)
             end = m->alarm;
-        /* A deferred event: one instruction of progress, then it fires. */
-        uint64_t max = due ? 1 : c->ev_retired != NONE ? c->ev_retired - h->retired : NONE;
-        int res = rru_hart_run(h, max, end, stop);
+        /* An event that is due but fired here already waits for progress:
+         * the next block boundary. */
+        uint64_t ev_end = due ? h->clock : c->ev_time;
+        uint64_t max = !due && c->ev_retired != NONE ? c->ev_retired - h->retired : NONE;
+        int res = rru_hart_run(h, max, end, ev_end, stop);
         stop->core = (unsigned)r;
-        if (res == RRU_STOP_LIMIT || res == RRU_RUN_TIME)
+        if (res == RRU_STOP_LIMIT || res == RRU_RUN_EVENT)
+            continue;           /* an event pauses the slice */
+        if (res == RRU_RUN_TIME) {
+            m->slice_core = -1; /* the slice is over */
             continue;
+        }
         c->state = CORE_STOPPED;
+        m->slice_core = -1;
         return (rru_stop_reason)res;
     }
 }

@@ -111,6 +111,13 @@ uint64_t rru_machine_retired(const rru_machine *m, unsigned core);
 int rru_machine_read(rru_machine *m, unsigned core, uint64_t addr, void *buf, size_t n);
 int rru_machine_write(rru_machine *m, unsigned core, uint64_t addr, const void *buf, size_t n);
 
+/* The lines of [addr, addr+len) leave the coherence directory (the driver
+ * unmapped that memory): no core holds them any more, filters and LR
+ * reservations on them are dropped, and a line that is accessed again
+ * starts afresh (its first transaction is no earlier than the last one of
+ * any forgotten line, so timestamps still follow the real order). */
+void rru_machine_forget(rru_machine *m, uint64_t addr, uint64_t len);
+
 /* ---- nondeterministic inputs (driver) ---- */
 
 /* Environment callbacks of every core (see rru_env_ops in hart.h; the hart

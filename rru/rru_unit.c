@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rru/alloc.h"
+
 #include "rru/signature.h"
 
 #define SV_NONE UINT64_MAX
@@ -51,18 +53,9 @@ struct rru_unit {
      * ready are final */
     buf_chunk *ring;
     uint64_t cap, head, next, ready;
+    uint64_t cluster_ends; /* clusters ended so far (the core's filter must forget) */
     rru_counters counters;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
@@ -150,6 +143,9 @@ void rru_unit_free(rru_unit *u)
 }
 
 const rru_counters *rru_unit_counters(const rru_unit *u) { return &u->counters; }
+uint64_t rru_chunk_room(const rru_unit *u) { return u->cfg.chunk_max - u->cur_count; }
+uint64_t rru_cluster_ends(const rru_unit *u) { return u->cluster_ends; }
+int rru_enabled(const rru_unit *u) { return u->enabled; }
 
 /* ---- the buffer ---- */
 
@@ -290,6 +286,7 @@ static void end_cluster(rru_unit *u, uint64_t now)
     if (s < 0)
         return;
     u->cc = -1;
+    u->cluster_ends++;
     cluster *cl = &u->slot[s];
     if (u->tail < 0) {                 /* no chunk of it is still unfinalized */
         release_slot(u, s);
@@ -461,12 +458,13 @@ void rru_serialize(rru_unit *u, uint64_t now, uint32_t reason)
     }
 }
 
-void rru_stop(rru_unit *u, uint64_t now)
+void rru_unit_stop(rru_unit *u, uint64_t now)
 {
     end_chunk(u, now, RNR_END_STOP, 0);
     if (u->cc >= 0) {
         int s = u->cc;
         u->cc = -1;
+        u->cluster_ends++;
         if (u->tail >= 0) {
             u->slot[s].last = (uint64_t)u->tail;
             u->tail = -1;

@@ -70,7 +70,7 @@ void rru_serialize(rru_unit *u, uint64_t now, uint32_t reason);
 /* Recording is over for good (the program ended): the current chunk ends
  * (reason stop) and every buffered chunk becomes final, without eviction
  * dependences (no monitored code runs after this). */
-void rru_stop(rru_unit *u, uint64_t now);
+void rru_unit_stop(rru_unit *u, uint64_t now);
 
 /* Chunks in the buffer (ended, not yet drained), and how many of them at
  * its head are final (may be drained). */
@@ -105,5 +105,16 @@ typedef struct rru_counters {
     uint64_t sv_entries;      /* in dumped chunks */
 } rru_counters;
 const rru_counters *rru_unit_counters(const rru_unit *u);
+
+/* Instructions the current chunk can still take before its size limit
+ * (chunk_max when it is empty). The driver arms the core's exact event
+ * there, so that the limit falls on an instruction boundary it sees. */
+uint64_t rru_chunk_room(const rru_unit *u);
+/* Clusters ended so far. When it changes, the core's access filter must
+ * be flushed (rru_machine_flush_filter): every line of the next cluster
+ * has to reach rru_access. */
+uint64_t rru_cluster_ends(const rru_unit *u);
+/* 1 while recording is enabled. */
+int rru_enabled(const rru_unit *u);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rru/alloc.h"
+
 typedef struct sig_slot {
     uint64_t line;
     uint32_t gen;
@@ -24,16 +26,6 @@ struct sig {
     /* Bloom */
     uint64_t *bits;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static inline uint64_t mix64(uint64_t z)
 {

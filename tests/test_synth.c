@@ -157,7 +157,7 @@ START_TEST(rru_conflict_with_older_cluster_sets_sv_without_ending_chunk)
     ck_assert_uint_eq(d.c[0].nsv, 1);
     ck_assert_uint_eq(d.c[0].sv[0].ts, 4);
     rru_terminate(u, 6, RNR_END_EXIT);
-    rru_stop(u, 7);
+    rru_unit_stop(u, 7);
     rru_drain(u, 64, keep, &d);
     ck_assert_int_eq(d.n, 2);
     ck_assert_uint_eq(d.c[1].cs, 10);
@@ -219,7 +219,7 @@ START_TEST(rru_bus_access_gives_the_chunk_a_later_ts)
     rru_retire(u, 101, 3);
     rru_access(u, 101, 0x6, 0, 0);                /* a hit: no bus */
     rru_terminate(u, 101, RNR_END_SYSCALL);
-    rru_stop(u, 102);
+    rru_unit_stop(u, 102);
     drained d = { .n = 0 };
     rru_drain(u, 64, keep, &d);
     ck_assert_int_eq(d.n, 2);

@@ -8,6 +8,7 @@
 #include "driver/driver.h"
 #include "formats/digest.h"
 #include "tools/cli.h"
+#include "tools/machine_opts.h"
 
 extern char **environ;
 
@@ -19,33 +20,15 @@ const char cmd_run_help[] =
     "status, or 128+N with one line on stderr when signal N killed it, or\n"
     "124 with a report when every thread is blocked forever (deadlock).\n"
     "\n"
-    "Machine options:\n"
-    "  -n CPUS            simulated cores, 1..64 (default 8)\n"
-    "  --seed N           seed of the interleaving and of random inputs (default 1)\n"
-    "  --quantum CYCLES   mean preemption time slice (default 100000; 0 = none)\n"
-    "  --msp CYCLES, --clusters K, --sig exact|bloom:BITS, --chunk-max INSNS\n"
-    "                     recorder settings, accepted and checked for later use\n"
-    "Other options:\n"
-    "  --allow-write DIR  the guest may create and write files under DIR\n"
-    "                     (repeatable; without it host files are read-only)\n"
+    "Options:\n"
     "  --input-log FILE   write the run's nondeterministic inputs (an input log)\n"
     "  --stats            print instructions per core, cycles, bus transactions,\n"
     "                     the final-state digest, wall time and MIPS on stderr\n"
+    MACHINE_OPTS_HELP
+    "The RRU options are checked and otherwise unused by rnr run.\n"
     "The same program, arguments, input files, options and seed give the same\n"
-    "run: identical output, instruction counts and final state.\n";
-
-static int parse_sig(const char *s)
-{
-    if (strcmp(s, "exact") == 0)
-        return 0;
-    if (strncmp(s, "bloom:", 6) == 0) {
-        char *end;
-        unsigned long long bits = strtoull(s + 6, &end, 10);
-        if (s[6] && !*end && bits >= 16 && bits <= (1ull << 24) && !(bits & (bits - 1)))
-            return 0;
-    }
-    return -1;
-}
+    "run: identical output, instruction counts and final state; `rnr record`\n"
+    "with the same options executes exactly this run.\n";
 
 static void print_stats(const drv_proc *p)
 {
@@ -77,21 +60,10 @@ static void print_stats(const drv_proc *p)
 int cmd_run(int argc, char **argv)
 {
     drv_config cfg;
-    drv_config_default(&cfg);
-    const char **allow = calloc((size_t)argc, sizeof *allow);
-    if (!allow)
-        return cli_bad_input("run", "out of memory");
-    size_t nallow = 0;
+    machine_opts mo;
+    machine_opts_init(&mo, &cfg, argc);
     int stats = 0, i = 1;
-    uint64_t v;
     int rc = RNR_EXIT_USAGE;
-#define NEED_ARG()                                                     \
-    do {                                                               \
-        if (i + 1 >= argc) {                                           \
-            cli_usage("run", "option %s needs an argument", argv[i]);  \
-            goto out;                                                  \
-        }                                                              \
-    } while (0)
     for (; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--") == 0) {
@@ -100,46 +72,16 @@ int cmd_run(int argc, char **argv)
         }
         if (o[0] != '-' || o[1] == 0)
             break;
-        if (strcmp(o, "-n") == 0 || strcmp(o, "--cpus") == 0) {
-            NEED_ARG();
-            if (cli_parse_u64("run", o, argv[++i], 1, RRU_MAX_CORES, &v) < 0)
-                goto out;
-            cfg.machine.cores = (unsigned)v;
-        } else if (strcmp(o, "--seed") == 0) {
-            NEED_ARG();
-            if (cli_parse_u64("run", o, argv[++i], 0, UINT64_MAX, &v) < 0)
-                goto out;
-            cfg.machine.seed = v;
-        } else if (strcmp(o, "--quantum") == 0) {
-            NEED_ARG();
-            if (cli_parse_u64("run", o, argv[++i], 0, UINT64_MAX / 4, &v) < 0)
-                goto out;
-            cfg.quantum = v;
-        } else if (strcmp(o, "--msp") == 0) {
-            NEED_ARG();
-            if (cli_parse_u64("run", o, argv[++i], 1, UINT64_MAX / 4, &cfg.msp) < 0)
-                goto out;
-        } else if (strcmp(o, "--clusters") == 0) {
-            NEED_ARG();
-            if (cli_parse_u64("run", o, argv[++i], 2, 64, &cfg.clusters) < 0)
-                goto out;
-        } else if (strcmp(o, "--chunk-max") == 0) {
-            NEED_ARG();
-            if (cli_parse_u64("run", o, argv[++i], 1, UINT64_MAX / 4, &cfg.chunk_max) < 0)
-                goto out;
-        } else if (strcmp(o, "--sig") == 0) {
-            NEED_ARG();
-            if (parse_sig(argv[++i]) < 0) {
-                cli_usage("run", "--sig wants 'exact' or 'bloom:BITS' (BITS a power of two, "
-                                 "16..16777216), not '%s'", argv[i]);
+        int m = machine_opts_parse(&mo, "run", argc, argv, &i);
+        if (m < 0)
+            goto out;
+        if (m > 0)
+            continue;
+        if (strcmp(o, "--input-log") == 0) {
+            if (i + 1 >= argc) {
+                cli_usage("run", "option %s needs an argument", o);
                 goto out;
             }
-            cfg.sig = argv[i];
-        } else if (strcmp(o, "--allow-write") == 0) {
-            NEED_ARG();
-            allow[nallow++] = argv[++i];
-        } else if (strcmp(o, "--input-log") == 0) {
-            NEED_ARG();
             cfg.input_log = argv[++i];
         } else if (strcmp(o, "--stats") == 0) {
             stats = 1;
@@ -148,13 +90,10 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     }
-#undef NEED_ARG
     if (i >= argc) {
         cli_usage("run", "missing PROG");
         goto out;
     }
-    cfg.allow_write = allow;
-    cfg.n_allow_write = nallow;
     size_t envc = 0;
     while (environ[envc])
         envc++;
@@ -182,6 +121,6 @@ int cmd_run(int argc, char **argv)
         rc = DRV_EXIT_DEADLOCK;
     drv_proc_free(p);
 out:
-    free(allow);
+    machine_opts_free(&mo);
     return rc;
 }

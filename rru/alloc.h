@@ -1,8 +1,8 @@
-/* backend/alloc.h: allocation that cannot fail for the backend's modules
+/* rru/alloc.h: allocation that cannot fail, for rru/ and the layers above
  * (out of memory is reported on stderr and aborts, like the formats
- * library does). Internal to backend/. */
-#ifndef RNR_BACKEND_ALLOC_H
-#define RNR_BACKEND_ALLOC_H
+ * library does). */
+#ifndef RNR_RRU_ALLOC_H
+#define RNR_RRU_ALLOC_H
 
 #include <stdio.h>
 #include <stdlib.h>
