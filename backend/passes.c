@@ -186,6 +186,11 @@ int pass_maxpar(rnr_reader *in, rnr_writer *out, pass_progress *pr, maxpar_stats
         pass_progress_tick(pr, ++n);
     }
     int result = 0;
+    if (rc < 0 && rnr_reader_truncated(in)) {
+        /* A recording that was killed: the complete prefix is a log. */
+        fprintf(stderr, "rnr: warning: %s (MaxPar of the complete prefix)\n", rnr_reader_error(in));
+        rc = 0;
+    }
     if (rc < 0) {
         snprintf(err, errlen, "%s", rnr_reader_error(in));
         result = -1;

@@ -27,7 +27,11 @@
  * so a chunk that a snoop cuts holds everything k executed before the
  * conflicting transaction. A chunk that reaches its size limit between two
  * reports is split by the unit at the exact count (it gets no check: the
- * registers of that point are gone).
+ * registers of that point are gone), but such a split never ends a cluster
+ * (deferred_cluster_end): the filter would be flushed too late, after the
+ * core ran on with the old one, and lines it touched in between would be
+ * missing from the new cluster's signatures. A full cluster ends at the
+ * next instruction boundary the recorder sees (settle).
  *
  * Filters. The machine reports a line to `access` once per filter epoch;
  * whenever a unit ends a cluster, the core's filter is flushed, so every
@@ -139,6 +143,17 @@ static void after(rec *r, unsigned k)
     arm(r, k);
 }
 
+/* At an instruction boundary of core K: a cluster that became full while
+ * instructions were reported after the fact ends here, where the filter
+ * flush is in time (deferred_cluster_end). */
+static void settle(rec *r, unsigned k)
+{
+    if (rru_cluster_full(r->u[k])) {
+        rru_terminate(r->u[k], r->vt, RNR_END_SIZE);
+        after(r, k);
+    }
+}
+
 /* ---- draining ---- */
 
 static void collect(void *ctx, const rnr_initial_chunk *c, uint64_t start)
@@ -205,6 +220,7 @@ static void maybe_tick(rec *r)
         return;
     for (unsigned k = 0; k < r->n; k++) {
         sync_core(r, k);
+        settle(r, k);
         rru_tick(r->u[k], r->vt);
         after(r, k);
     }
@@ -238,6 +254,7 @@ static void hook_snoop(void *ctx, unsigned core, const rru_bus *b)
         r->bus_open = 1;
     }
     sync_core(r, core);
+    settle(r, core);
     rru_snoop(r->u[core], r->bus_vt, b->requester, b->line, b->exclusive);
     after(r, core);
 }
@@ -247,6 +264,7 @@ static void hook_event(void *ctx, unsigned core)
     rec *r = ctx;
     advance(r, rru_machine_clock(r->m, core));
     sync_core(r, core);
+    settle(r, core);
     after(r, core);
     maybe_tick(r);
     if (r->p->cfg.interrupt && *r->p->cfg.interrupt)
@@ -282,6 +300,7 @@ rec *rec_new(drv_proc *p)
     r->n = rru_machine_cores(p->m);
     rru_config c = p->cfg.rru;
     c.cpus = r->n;
+    c.deferred_cluster_end = 1;
     r->msp = c.msp;
     r->period = c.msp / 16 ? c.msp / 16 : 1;
     r->next_tick = r->period;

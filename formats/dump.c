@@ -111,7 +111,7 @@ int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen)
     if (rc < 0) {
         fflush(out);
         snprintf(err, errlen, "%s", rnr_reader_error(r));
-        return -1;
+        return rnr_reader_truncated(r) ? 1 : -1;
     }
     return 0;
 }
@@ -224,6 +224,7 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
         s->zlib_bytes = d.total;
     }
     deflateEnd(&d.z);
+    int truncated = rc < 0 && rnr_reader_truncated(r);
     rnr_reader_close(r);
-    return rc < 0 ? -1 : 0;
+    return rc < 0 ? (truncated ? 1 : -1) : 0;
 }

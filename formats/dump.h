@@ -9,8 +9,9 @@
 #include "formats/log.h"
 
 /* Prints the header line and one line per record, stable across versions
- * of the same format so that dumps can be diffed. 0 at a clean end; -1 if
- * the log is damaged (the complete prefix was printed; message in err). */
+ * of the same format so that dumps can be diffed. 0 at a clean end; 1 if
+ * the log is truncated, -1 if it is damaged (either way the complete prefix
+ * was printed; message in err). */
 int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen);
 
 /* One line of a record, without the index and newline, into buf. */
@@ -29,8 +30,9 @@ typedef struct rnr_log_summary {
     uint64_t mem_bytes;         /* input: bytes in MEM and START records */
 } rnr_log_summary;
 
-/* Reads the whole log at PATH; 0, or -1 with err (nothing is summarized
- * from a damaged log). */
+/* Reads the whole log at PATH; 0; 1 if it is truncated (the complete
+ * prefix is summarized, the message in err); -1 with err if it is damaged
+ * (nothing is summarized). */
 int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t errlen);
 
 #endif

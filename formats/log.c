@@ -447,6 +447,7 @@ struct rnr_reader {
     uint32_t block_records, block_left;
     rnr_log_counts counts;
     int state_code;           /* 0 reading, 1 ended cleanly, -1 failed */
+    int truncated;            /* failed because the file ends early */
     void (*on_block)(void *ctx, const uint8_t *raw, size_t n);
     void *on_block_ctx;
     char error[RNR_ERR_MAX];
@@ -540,6 +541,8 @@ void rnr_reader_on_block(rnr_reader *r, void (*fn)(void *ctx, const uint8_t *raw
     r->on_block = fn;
     r->on_block_ctx = ctx;
 }
+int rnr_reader_truncated(const rnr_reader *r) { return r->state_code < 0 && r->truncated; }
+
 const char *rnr_reader_error(const rnr_reader *r) { return r->error; }
 const char *rnr_reader_name(const rnr_reader *r) { return rnr_io_name(r->io); }
 const rnr_log_counts *rnr_reader_counts(const rnr_reader *r) { return &r->counts; }
@@ -557,11 +560,13 @@ static int next_block(rnr_reader *r)
         return -1;
     }
     if (n == 0) {
+        r->truncated = r->state_code >= 0;
         reader_fail(r, off, "truncated log: no end block after %llu records (the writer did not finish)",
                     (unsigned long long)r->counts.records);
         return -1;
     }
     if (n < sizeof hdr) {
+        r->truncated = r->state_code >= 0;
         reader_fail(r, off, "truncated block header (%zu of %u bytes)", n, RNR_BLOCK_HEADER_SIZE);
         return -1;
     }
@@ -581,6 +586,7 @@ static int next_block(rnr_reader *r)
         return -1;
     }
     if (size >= 0 && (uint64_t)stored > (uint64_t)size - rnr_io_offset(r->io)) {
+        r->truncated = r->state_code >= 0;
         reader_fail(r, off, "truncated block: %u payload bytes declared, %llu left in the file",
                     stored, (unsigned long long)((uint64_t)size - rnr_io_offset(r->io)));
         return -1;
@@ -598,6 +604,7 @@ static int next_block(rnr_reader *r)
         return -1;
     }
     if (n < stored) {
+        r->truncated = r->state_code >= 0;
         reader_fail(r, off, "truncated block: %u payload bytes declared, %zu present", stored, n);
         return -1;
     }

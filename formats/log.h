@@ -184,6 +184,10 @@ void rnr_reader_on_block(rnr_reader *r, void (*fn)(void *ctx, const uint8_t *raw
                          void *ctx);
 
 const char *rnr_reader_error(const rnr_reader *r);
+/* 1 if the reader failed only because the file ends early (a recording
+ * that was killed, a log still being written): every complete block before
+ * that point was delivered, so the records read are a complete prefix. */
+int rnr_reader_truncated(const rnr_reader *r);
 const char *rnr_reader_name(const rnr_reader *r);
 const rnr_log_counts *rnr_reader_counts(const rnr_reader *r);
 void rnr_reader_close(rnr_reader *r);

@@ -174,7 +174,15 @@ static void dir_remove(rru_machine *m, uint64_t page)
 
 static uint64_t epoch_bits(unsigned e) { return (uint64_t)e << EPOCH_SHIFT; }
 
-static void set_fkey(rru_core *c) { c->hart.fkey = epoch_bits(c->epoch) | 3; }
+/* The key the interpreter's fast path compares a filter entry with. With
+ * a trace hook, every access must reach the slow path (to be traced), so
+ * the key gets a bit no entry has; the slow path still applies the filter
+ * (rru_coh_access), so the RRU hooks see exactly what they see untraced. */
+#define FKEY_NEVER (1ull << 56)
+static void set_fkey(rru_core *c)
+{
+    c->hart.fkey = epoch_bits(c->epoch) | 3 | (c->hart.mach && c->hart.mach->trace ? FKEY_NEVER : 0);
+}
 
 static uint64_t *filter_slot(rru_core *c, uint64_t line)
 {
@@ -418,6 +426,10 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, ui
     dir_line *l = dir_get(m, line);
     h->cur_d = d;
     uint64_t now = rru_now(h, d), t = now;
+    /* Already reported in this filter epoch (the fast path's test, for
+     * accesses that come here for another reason: a TLB miss, a trace). */
+    uint64_t *slot = filter_slot(rc, line), key = line | epoch_bits(rc->epoch) | 3;
+    int reported = write ? *slot == key : (*slot | 2) == key;
 
     int miss = write ? l->owner != (int)r : !(l->sharers & rbit);
     if (miss) {
@@ -483,14 +495,13 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, ui
         l->t = t;   /* (2): line.T only grows, since t >= old line.T */
     }
 
-    if (rc->ops && rc->ops->access)
+    if (rc->ops && rc->ops->access && !reported)
         rc->ops->access(rc->rru, r, line, write, t);
-    if (!m->trace) {
-        /* With an RRU attached, a line read so far is reported again when
-         * first written; without one, ownership alone allows stores. */
-        unsigned perm = (write || (!rc->ops && l->owner == (int)r)) ? 3 : 1;
-        *filter_slot(rc, line) = line | epoch_bits(rc->epoch) | perm;
-    }
+    /* With an RRU attached, a line read so far is reported again when first
+     * written; without one, ownership alone allows stores. */
+    unsigned perm = (write || (!rc->ops && l->owner == (int)r)) ? 3 : 1;
+    if (!reported || perm == 3)
+        *slot = line | epoch_bits(rc->epoch) | perm;
     h->cur_d = NULL;
     *time_out = t;
 }

@@ -54,6 +54,7 @@ struct rru_unit {
     buf_chunk *ring;
     uint64_t cap, head, next, ready;
     uint64_t cluster_ends; /* clusters ended so far (the core's filter must forget) */
+    int in_retire;         /* splitting instructions reported after the fact */
     rru_counters counters;
 };
 
@@ -146,6 +147,11 @@ const rru_counters *rru_unit_counters(const rru_unit *u) { return &u->counters; 
 uint64_t rru_chunk_room(const rru_unit *u) { return u->cfg.chunk_max - u->cur_count; }
 uint64_t rru_cluster_ends(const rru_unit *u) { return u->cluster_ends; }
 int rru_enabled(const rru_unit *u) { return u->enabled; }
+
+int rru_cluster_full(const rru_unit *u)
+{
+    return u->cc >= 0 && u->cur_count && u->slot[u->cc].chunks >= u->cfg.cluster_chunks;
+}
 
 /* ---- the buffer ---- */
 
@@ -329,7 +335,7 @@ static void end_chunk(rru_unit *u, uint64_t now, uint32_t reason, int conflict)
     u->cur_count = 0;
     u->counters.chunks++;
     cluster *cl = &u->slot[u->cc];
-    if (++cl->chunks >= u->cfg.cluster_chunks)
+    if (++cl->chunks >= u->cfg.cluster_chunks && !(u->in_retire && u->cfg.deferred_cluster_end))
         end_cluster(u, now);
 }
 
@@ -349,8 +355,11 @@ void rru_retire(rru_unit *u, uint64_t now, uint64_t n)
     if (!u->enabled)
         return;
     while (n) {
-        if (u->cur_count == u->cfg.chunk_max)
+        if (u->cur_count == u->cfg.chunk_max) {
+            u->in_retire = 1;
             end_chunk(u, now, RNR_END_SIZE, 0);
+            u->in_retire = 0;
+        }
         if (u->cur_count == 0)
             start_chunk(u, now);
         uint64_t take = u->cfg.chunk_max - u->cur_count;

@@ -37,6 +37,13 @@ typedef struct rru_config {
     uint32_t cluster_chunks;  /* a cluster ends after this many chunks (>= 1) */
     uint64_t chunk_max;       /* instructions per chunk (>= 1) */
     uint64_t msp;             /* maximum silence period in cycles (>= 64) */
+    /* 1: instructions reach rru_retire after the fact (a recorder that
+     * reports them lazily), so a chunk that rru_retire ends at its size
+     * limit does not end its cluster even when the cluster is full: the
+     * driver ends full clusters at the next instruction boundary it sees
+     * (rru_cluster_full, rru_terminate), where the core's access filter can
+     * be flushed in time. 0 (default): clusters end right there. */
+    int deferred_cluster_end;
 } rru_config;
 
 /* Defaults: K = 4, exact signatures, 4 chunks per cluster, 10000-instruction
@@ -114,6 +121,10 @@ uint64_t rru_chunk_room(const rru_unit *u);
  * be flushed (rru_machine_flush_filter): every line of the next cluster
  * has to reach rru_access. */
 uint64_t rru_cluster_ends(const rru_unit *u);
+/* 1 if the current cluster holds cluster_chunks chunks or more (possible
+ * only with deferred_cluster_end) and the current chunk has instructions:
+ * the driver should end it (rru_terminate) at an instruction boundary. */
+int rru_cluster_full(const rru_unit *u);
 /* 1 while recording is enabled. */
 int rru_enabled(const rru_unit *u);
 

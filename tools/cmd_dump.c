@@ -29,5 +29,7 @@ int cmd_dump(int argc, char **argv)
         return cli_bad_input("dump", "<stdout>: write error");
     if (rc < 0)
         return cli_bad_input("dump", "%s", err);
+    if (rc > 0)
+        fprintf(stderr, "rnr dump: warning: %s (the complete prefix is shown)\n", err);
     return RNR_EXIT_OK;
 }

@@ -47,6 +47,12 @@ static void print_stats(const drv_proc *p)
     fprintf(stderr, "bus_transactions: %" PRIu64 " (%" PRIu64 " shared, %" PRIu64 " exclusive)\n",
             s.bus_reads + s.bus_exclusive, s.bus_reads, s.bus_exclusive);
     fprintf(stderr, "threads: %" PRIu64 "\n", s.threads);
+    for (size_t t = 0; t < drv_proc_threads(p); t++) {
+        uint32_t tid;
+        uint64_t n;
+        drv_proc_thread(p, t, &tid, &n);
+        fprintf(stderr, "thread.%zu: tid %u instructions %" PRIu64 "\n", t, tid, n);
+    }
     fprintf(stderr, "syscalls: %" PRIu64 "\n", s.syscalls);
     fprintf(stderr, "context_switches: %" PRIu64 "\n", s.context_switches);
     fprintf(stderr, "page_faults: %" PRIu64 "\n", s.page_faults);

@@ -113,10 +113,13 @@ static int stats_dir(const char *dir)
             continue;
         found++;
         rnr_log_summary s;
-        if (rnr_log_summarize(path, &s, err, sizeof err) < 0) {
+        int sr = rnr_log_summarize(path, &s, err, sizeof err);
+        if (sr < 0) {
             rc = cli_bad_input("stats", "%s", err);
             continue;
         }
+        if (sr > 0)
+            fprintf(stderr, "rnr stats: warning: %s (the complete prefix is counted)\n", err);
         uint64_t n = rnr_log_kind_is_chunks(s.header.kind) ? s.instructions : insns;
         printf("%-10s %10" PRIu64 " %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
                " %10.3f %10.3f",
@@ -165,8 +168,11 @@ int cmd_stats(int argc, char **argv)
         return stats_dir(path);
     rnr_log_summary s;
     char err[RNR_ERR_MAX];
-    if (rnr_log_summarize(path, &s, err, sizeof err) < 0)
+    int sr = rnr_log_summarize(path, &s, err, sizeof err);
+    if (sr < 0)
         return cli_bad_input("stats", "%s", err);
+    if (sr > 0)
+        fprintf(stderr, "rnr stats: warning: %s (the complete prefix is counted)\n", err);
     if (is_final(s.header.kind) && strcmp(path, "-") == 0)
         return cli_bad_input("stats", "<stdin>: the metrics of a final log need a file, not a pipe");
     dag_metrics dm;

@@ -1,0 +1,426 @@
+/* tests/test_record.c: `rnr record` end to end on the guest programs of
+ * workloads/: a recording executes exactly what `rnr run` executes; every
+ * final log of a recording orders every real conflict (rnr verify against
+ * the recorder's truth.deps) for every workload, seed, signature kind and
+ * window; address-space changes and interleaved output under several
+ * threads; bounded silence; the initial log through a pipe during the
+ * recording; MaxPar on the fly; SIGINT and SIGKILL; bad usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "formats/manifest.h"
+#include "tests/testutil.h"
+
+static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DIR"), name); }
+
+/* Valgrind and the sanitizers run the same tests 10-50 times slower: the
+ * sweeps then take a representative slice. */
+static int slow_build(void)
+{
+    const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+    return getenv("RNR_VALGRIND") != NULL || (m && atoi(m) > 1);
+}
+
+/* A manifest value (owned copy), or NULL. */
+static char *manifest_value(const char *dir, const char *key)
+{
+    char err[512];
+    rnr_manifest *m = rnr_manifest_load(tu_path(dir, "manifest"), err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    const char *v = rnr_manifest_get(m, key);
+    char *r = v ? strdup(v) : NULL;
+    rnr_manifest_free(m);
+    return r;
+}
+
+static void expect_manifest(const char *dir, const char *key, const char *want)
+{
+    char *v = manifest_value(dir, key);
+    ck_assert_msg(v && strcmp(v, want) == 0, "%s: %s = %s, expected %s", dir, key, v ? v : "(none)",
+                  want);
+    free(v);
+}
+
+/* The value after "KEY: " on a line of TEXT (owned copy). */
+static char *stat_line(const char *text, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "%s: ", key);
+    const char *at = strstr(text, pat);
+    ck_assert_msg(at != NULL, "no '%s' in:\n%.2000s", key, text);
+    at += strlen(pat);
+    return strndup(at, strcspn(at, "\n"));
+}
+
+typedef struct workload {
+    const char *name;
+    const char *args[4];
+} workload;
+
+/* Every workload that ends by itself, with small arguments. */
+static const workload all_workloads[] = {
+    {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
+    {"parloop", {"4", "4000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
+    {"pipes", {0}}, {"malloc_stress", {0}}, {"tls", {0}}, {"unmap", {"3"}},
+    {"chatter", {"3", "12"}}, {"intmath", {"3000"}}, {"fpmath", {0}}, {"strings", {0}},
+    {"sort", {0}}, {"argenv", {"a b", "c"}}, {"signals", {"exit", "7"}}, {"fileio", {0}},
+};
+
+/* Records W with OPTS (NULL-terminated) into DIR; returns the exit status
+ * and fills *o. */
+static int record(tu_output *o, const char *dir, const workload *w, const char *const *opts)
+{
+    const char *a[40];
+    size_t n = 0;
+    a[n++] = "record";
+    a[n++] = "--quiet";
+    for (size_t i = 0; opts && opts[i]; i++)
+        a[n++] = opts[i];
+    a[n++] = "-o";
+    a[n++] = dir;
+    a[n++] = "--";
+    a[n++] = guest(w->name);
+    for (size_t i = 0; i < 4 && w->args[i]; i++)
+        a[n++] = w->args[i];
+    a[n] = NULL;
+    tu_rnr(o, a);
+    return o->status;
+}
+
+static void compare_with_run(const workload *w, const char *seed, const char *cpus)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    tu_output r, o;
+    const char *a[20];
+    size_t n = 0;
+    a[n++] = "run";
+    a[n++] = "--stats";
+    a[n++] = "-n";
+    a[n++] = cpus;
+    a[n++] = "--seed";
+    a[n++] = seed;
+    a[n++] = "--";
+    a[n++] = guest(w->name);
+    for (size_t i = 0; i < 4 && w->args[i]; i++)
+        a[n++] = w->args[i];
+    a[n] = NULL;
+    tu_rnr(&r, a);
+    const char *opts[] = {"-n", cpus, "--seed", seed, NULL};
+    int st = record(&o, dir, w, opts);
+    ck_assert_msg(st == r.status, "%s seed %s: record exit %d, run exit %d (%.300s)", w->name, seed,
+                  st, r.status, o.err);
+    ck_assert_msg(o.out_len == r.out_len && memcmp(o.out, r.out, r.out_len) == 0,
+                  "%s seed %s: record's stdout differs from run's", w->name, seed);
+    size_t len;
+    uint8_t *saved = tu_read_file(tu_path(dir, "stdout"), &len);
+    ck_assert_msg(len == r.out_len && memcmp(saved, r.out, len) == 0,
+                  "%s: the bundle's stdout differs from run's", w->name);
+    free(saved);
+    char *digest = stat_line(r.err, "digest");
+    expect_manifest(dir, "final.digest", digest);
+    free(digest);
+    char *insns = stat_line(r.err, "instructions");
+    expect_manifest(dir, "instructions", insns);
+    free(insns);
+    /* Per thread: "thread.K: tid T instructions N" against the manifest. */
+    char *nthreads = stat_line(r.err, "threads");
+    expect_manifest(dir, "threads", nthreads);
+    for (long k = 0; k < atol(nthreads); k++) {
+        char key[32], mkey[48];
+        snprintf(key, sizeof key, "thread.%ld", k);
+        char *line = stat_line(r.err, key);
+        const char *ins = strstr(line, "instructions ");
+        ck_assert_ptr_nonnull(ins);
+        snprintf(mkey, sizeof mkey, "thread.%ld.instructions", k);
+        expect_manifest(dir, mkey, ins + 13);
+        free(line);
+    }
+    free(nthreads);
+    expect_manifest(dir, "status", "complete");
+    expect_manifest(dir, "silence-violations", "0");
+    tu_output_free(&r);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+
+START_TEST(record_executes_exactly_what_run_executes)
+{
+    size_t n = sizeof all_workloads / sizeof all_workloads[0];
+    for (size_t i = 0; i < n; i++) {
+        if (slow_build() && i % 5 != 0)
+            continue;
+        compare_with_run(&all_workloads[i], "1", "4");
+        if (!slow_build())
+            compare_with_run(&all_workloads[i], "7", "8");
+    }
+}
+END_TEST
+
+/* Records W with the truth, runs the backend, and requires rnr verify to
+ * pass on the initial log and every final log. */
+static void verify_all(const workload *w, const char *const *opts)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const char *o2[24];
+    size_t n = 0;
+    o2[n++] = "--truth";
+    o2[n++] = "--backend";
+    for (size_t i = 0; opts[i]; i++)
+        o2[n++] = opts[i];
+    o2[n] = NULL;
+    tu_output o;
+    int st = record(&o, dir, w, o2);
+    ck_assert_msg(st == 0 || (strcmp(w->name, "signals") == 0 && st == 7),
+                  "%s: record exit %d: %.500s", w->name, st, o.err);
+    tu_output_free(&o);
+    expect_manifest(dir, "silence-violations", "0");
+    static const char *const formats[] = {"initial", "maxpar", "stitched", "serial", "stserial"};
+    for (size_t f = 0; f < 5; f++) {
+        tu_output v;
+        tu_rnr(&v, (const char *[]){"verify", dir, formats[f], NULL});
+        ck_assert_msg(v.status == 0, "%s %s %s %s: verify %s exit %d:\n%.800s%.800s", w->name,
+                      opts[0] ? opts[0] : "", opts[1] ? opts[1] : "", opts[3] ? opts[3] : "",
+                      formats[f], v.status, v.out, v.err);
+        ck_assert_msg(strstr(v.out, "ground-truth dependences") != NULL, "%s", v.out);
+        tu_output_free(&v);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+
+static const workload threaded[] = {
+    {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
+    {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
+    {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
+};
+
+START_TEST(record_orders_every_real_conflict_of_every_workload)
+{
+    /* Loop index: the workload. 3 seeds x {exact, bloom:1024} x K {2, 4};
+     * K = 2 with chunks of 800 instructions and clusters of 2 chunks. */
+    const workload *w = &threaded[_i];
+    static const char *const seeds[] = {"1", "2", "3"};
+    static const char *const sigs[] = {"exact", "bloom:1024"};
+    static const char *const ks[] = {"2", "4"};
+    for (int s = 0; s < 3; s++)
+        for (int g = 0; g < 2; g++)
+            for (int k = 0; k < 2; k++) {
+                if (slow_build() && (s > 0 || g != k))
+                    continue;
+                /* With K = 2 also short chunks and clusters: windows turn over. */
+                const char *opts[] = {"--seed", seeds[s], "--sig", sigs[g], "--clusters", ks[k],
+                                      "-n", "4", k ? NULL : "--chunk-max", "800", "--cluster-chunks",
+                                      "2", NULL};
+                verify_all(w, opts);
+            }
+}
+END_TEST
+
+START_TEST(record_orders_conflicts_with_many_cpus_and_small_windows)
+{
+    /* Tight settings: chunks of 500, MSP at its minimum, clusters of 1
+     * chunk, 8 and 16 CPUs, a short preemption quantum. */
+    const char *o1[] = {"-n", "8", "--chunk-max", "500", "--msp", "4096", "--cluster-chunks", "1",
+                        "--quantum", "20000", NULL};
+    const char *o2[] = {"-n", "16", "--sig", "bloom:256", "--clusters", "2", "--seed", "9", NULL};
+    verify_all(&threaded[1], o1);
+    verify_all(&threaded[10], o1);
+    if (!slow_build()) {
+        verify_all(&threaded[0], o2);
+        verify_all(&threaded[7], o2);
+    }
+}
+END_TEST
+
+/* Spawns `rnr record` on endless (4 threads, no end) into DIR without
+ * waiting; returns its pid. Its output goes to /dev/null. */
+static pid_t spawn_endless(const char *dir)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(tu_rnr_bin(), tu_rnr_bin(), "record", "--quiet", "-n", "4", "-o", dir, "--",
+              guest("endless"), (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until FILE holds at least N bytes (at most ~60 s). */
+static void wait_for_bytes(const char *file, off_t n)
+{
+    for (int i = 0; i < 6000; i++) {
+        struct stat st;
+        if (stat(file, &st) == 0 && st.st_size >= n)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_abort_msg("%s never reached %ld bytes", file, (long)n);
+}
+
+START_TEST(record_sigint_finishes_the_bundle_marked_interrupted)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    pid_t pid = spawn_endless(dir);
+    wait_for_bytes(tu_path(dir, "initial.log"), 30000);
+    kill(pid, SIGINT);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status 0x%x", status);
+    expect_manifest(dir, "status", "interrupted");
+    expect_manifest(dir, "exit-status", "130");
+    expect_manifest(dir, "silence-violations", "0");
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"stats", dir, NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "warning") == NULL, "%s", o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"backend", dir, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"verify", dir, "maxpar", NULL});
+    ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+START_TEST(record_killed_leaves_logs_with_their_complete_prefix)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    pid_t pid = spawn_endless(dir);
+    wait_for_bytes(tu_path(dir, "initial.log"), 100000);
+    kill(pid, SIGKILL);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    expect_manifest(dir, "status", "incomplete");
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"stats", dir, NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "initial.log") && strstr(o.err, "truncated") &&
+                      strstr(o.err, "warning"),
+                  "status %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "initial.log"), NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "truncated") && tu_count_lines(o.out) > 100,
+                  "status %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "input.log"), NULL});
+    ck_assert_msg(o.status == 0 && tu_count_lines(o.out) > 10, "status %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"maxpar", tu_path(dir, "initial.log"), tu_path(dir, "maxpar.log"), NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "truncated"), "status %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    /* The MaxPar log of the prefix is a complete log. */
+    tu_rnr(&o, (const char *[]){"stats", tu_path(dir, "maxpar.log"), NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "warning") == NULL, "%s", o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+START_TEST(record_streams_the_initial_log_through_a_pipe_and_runs_maxpar_on_the_fly)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "'%s' record --quiet --backend -n 4 --seed 3 --initial-log - -o '%s' -- '%s' 4 3000 | "
+             "'%s' maxpar - '%s'",
+             tu_rnr_bin(), dir, guest("parloop"), tu_rnr_bin(), tu_path(tmp, "piped.log"));
+    tu_output o;
+    tu_run((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL, &o);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    tu_output_free(&o);
+    /* Through the pipe, on the fly inside record, and from the file: the
+     * same MaxPar log, byte for byte. */
+    tu_rnr(&o, (const char *[]){"maxpar", tu_path(dir, "initial.log"), tu_path(tmp, "file.log"), NULL});
+    ck_assert_int_eq(o.status, 0);
+    tu_output_free(&o);
+    size_t a, b, c;
+    uint8_t *x = tu_read_file(tu_path(tmp, "piped.log"), &a);
+    uint8_t *y = tu_read_file(tu_path(tmp, "file.log"), &b);
+    uint8_t *z = tu_read_file(tu_path(dir, "maxpar.log"), &c);
+    ck_assert_msg(a == b && memcmp(x, y, a) == 0, "piped MaxPar differs (%zu vs %zu bytes)", a, b);
+    ck_assert_msg(c == b && memcmp(z, y, c) == 0, "on-the-fly MaxPar differs (%zu vs %zu bytes)", c, b);
+    free(x);
+    free(y);
+    free(z);
+    static const char *const logs[] = {"stitched.log", "serial.log", "stserial.log"};
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        ck_assert_msg(stat(tu_path(dir, logs[i]), &st) == 0, "no %s", logs[i]);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+START_TEST(record_rejects_bad_usage_with_one_line)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"record", "--", guest("racy"), NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "missing -o DIR"), "%s", o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"record", "-o", dir, "--msp", "100", "--", guest("racy"), NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "--msp"), "%s", o.err);
+    tu_output_free(&o);
+    tu_write_file(tu_path(tmp, "notelf"), "hello\n", 6);
+    tu_rnr(&o, (const char *[]){"record", "-o", dir, "--", tu_path(tmp, "notelf"), NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "notelf") && tu_count_lines(o.err) == 1, "%s", o.err);
+    tu_output_free(&o);
+    tu_rmtree(dir);
+    tu_rnr(&o, (const char *[]){"record", "--quiet", "-o", dir, "--", guest("racy"), "2", "10", NULL});
+    ck_assert_int_eq(o.status, 0);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"record", "-o", dir, "--", guest("racy"), NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "already holds a recording"), "%s", o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+TU_SUITE(record)
+{
+    Suite *s = suite_create("record");
+    TCase *tc = tu_tcase(s, "same_as_run", 600);
+    tcase_add_test(tc, record_executes_exactly_what_run_executes);
+    tc = tu_tcase(s, "soundness", 600);
+    tcase_add_loop_test(tc, record_orders_every_real_conflict_of_every_workload, 0,
+                        (int)(sizeof threaded / sizeof threaded[0]));
+    tcase_add_test(tc, record_orders_conflicts_with_many_cpus_and_small_windows);
+    tc = tu_tcase(s, "bundle", 120);
+    tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
+    tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);
+    tcase_add_test(tc, record_streams_the_initial_log_through_a_pipe_and_runs_maxpar_on_the_fly);
+    tcase_add_test(tc, record_rejects_bad_usage_with_one_line);
+    return s;
+}
