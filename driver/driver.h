@@ -40,6 +40,10 @@ typedef struct drv_config {
     void *output_ctx;
     /* If not NULL: write the nondeterministic inputs to this log file. */
     const char *input_log;
+    /* Replay: the program path the guest saw (AT_EXECFN; NULL = the path
+     * loaded) and the AT_RANDOM bytes to place (16; NULL = per `random`). */
+    const char *execfn;
+    const uint8_t *random_bytes;
     /* Recording: with `record` set, an RRU (configured by `rru`; its cpus
      * is set from the machine) sits on every core, the driver programs it
      * and drains its chunks, in log order, to `chunk` (a nonzero return

@@ -163,6 +163,10 @@ void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t p
 /* Creates the absent pages of mapped regions in [addr, addr+len) (demand
  * paging, proc.c); 0 or -1 when host memory runs out. */
 int proc_materialize(drv_proc *p, uint64_t addr, uint64_t len);
+/* A fault of CAUSE (12 fetch, 13 load, 15 store) at ADDR: if the address
+ * lies in a region that allows the access and its page is absent, creates
+ * it and a few neighbours: 1; 0 if it is a real fault; -1 out of memory. */
+int proc_demand_page(drv_proc *p, unsigned cause, uint64_t addr);
 
 /* ---- scheduler (sched.c) ---- */
 
@@ -202,6 +206,17 @@ uint64_t proc_rand(drv_proc *p);
 /* The deadlock report for the current state (owned string). */
 char *sched_deadlock_report(const drv_proc *p);
 
+/* ---- threads (sys_thread.c) ---- */
+
+/* clone(A) by T whose registers are PARENT (pc past the ECALL): checks
+ * the flags, creates the child (not yet runnable) and makes the TID
+ * stores. The child, or NULL with *err = -errno. */
+thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64_t a[6],
+                     int64_t *err);
+/* The end of thread T: the CLEARTID store (no wake: the caller's). Returns
+ * the CLEARTID address, 0 if none. */
+uint64_t thread_clear_tid(drv_proc *p, thread *t);
+
 /* ---- futex (futex.c) ---- */
 
 void futex_enqueue(drv_proc *p, thread *t);
@@ -230,6 +245,9 @@ struct syscall_row {
 
 /* Handles the ECALL that stopped CORE. */
 void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop);
+/* Runs the handler of NR for T (a replay re-executing an emulated call);
+ * -ENOSYS if the table has none. */
+int64_t syscall_emulate(drv_proc *p, thread *t, uint32_t nr, const uint64_t a[6]);
 /* Logs the result of T's syscall NR (and its pending memory records). */
 void syscall_log_result(drv_proc *p, thread *t, uint64_t nr, int64_t result);
 

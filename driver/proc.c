@@ -159,7 +159,7 @@ static int materialize(drv_proc *p, uint64_t addr, uint64_t len)
         uint64_t b = a + LX_PAGE_SIZE;
         while (b < end && b < r->end && rru_mem_prot(p->mem, b) < 0)
             b += LX_PAGE_SIZE;
-        if (rru_mem_map(p->mem, a, b - a, (unsigned)r->prot) < 0)
+        if (rru_mem_populate(p->mem, a, b - a, (unsigned)r->prot) < 0)
             return -1;
         p->demand_pages += (b - a) / LX_PAGE_SIZE;
         a = b;
@@ -179,12 +179,12 @@ int proc_materialize(drv_proc *p, uint64_t addr, uint64_t len)
 /* A FAULT stop: if the address lies in a region that allows the access and
  * its page is absent, materialize it (and a few neighbours) and let the
  * core run the instruction again. 1 if handled, 0 if it is a real fault. */
-static int demand_fault(drv_proc *p, const rru_stop *st)
+int proc_demand_page(drv_proc *p, unsigned cause, uint64_t addr)
 {
-    int need = st->cause == 12 ? LX_PROT_EXEC : st->cause == 15 ? LX_PROT_WRITE : LX_PROT_READ;
-    if (st->cause != 12 && st->cause != 13 && st->cause != 15)
+    int need = cause == 12 ? LX_PROT_EXEC : cause == 15 ? LX_PROT_WRITE : LX_PROT_READ;
+    if (cause != 12 && cause != 13 && cause != 15)
         return 0;
-    uint64_t page = st->tval & ~LX_PAGE_MASK;
+    uint64_t page = addr & ~LX_PAGE_MASK;
     const vm_region *r = vm_find(p->vm, page);
     if (!r || (r->prot & need) != need || rru_mem_prot(p->mem, page) >= 0)
         return 0;
@@ -194,13 +194,20 @@ static int demand_fault(drv_proc *p, const rru_stop *st)
         lo = r->start;
     if (hi > r->end)
         hi = r->end;
-    if (materialize(p, lo, hi - lo) < 0) {
-        proc_fail(p, "out of host memory for guest pages");
-        return 1;
-    }
+    if (materialize(p, lo, hi - lo) < 0)
+        return -1;
     p->page_faults++;
-    rru_machine_resume(p->m, st->core);
     return 1;
+}
+
+static int demand_fault(drv_proc *p, const rru_stop *st)
+{
+    int rc = proc_demand_page(p, st->cause, st->tval);
+    if (rc < 0)
+        proc_fail(p, "out of host memory for guest pages");
+    else if (rc > 0)
+        rru_machine_resume(p->m, st->core);
+    return rc != 0;
 }
 
 static int page_is_zero(drv_proc *p, uint64_t page)
@@ -336,8 +343,10 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
     sp.argc = argc;
     sp.envp = envp;
     sp.envc = envc;
-    sp.execfn = program;
-    if (p->cfg.random == DRV_RANDOM_HOST) {
+    sp.execfn = p->cfg.execfn ? p->cfg.execfn : program;
+    if (p->cfg.random_bytes) {
+        memcpy(sp.random, p->cfg.random_bytes, sizeof sp.random);
+    } else if (p->cfg.random == DRV_RANDOM_HOST) {
         if (getrandom(sp.random, sizeof sp.random, 0) != (ssize_t)sizeof sp.random) {
             snprintf(err, errlen, "host getrandom failed: %s", strerror(errno));
             return -1;
@@ -602,7 +611,7 @@ void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instr
 {
     const thread *t = p->threads[i];
     rru_ctx c = t->ctx;
-    if (t->state == THR_RUNNING)
+    if (t->state == THR_RUNNING && t->core >= 0)
         rru_machine_save(p->m, (unsigned)t->core, &c);
     *tid = t->tid;
     *instructions = c.instret - t->instret_base;

@@ -32,7 +32,8 @@ static int64_t read_timespec(drv_proc *p, uint64_t addr, uint64_t *cycles)
 
 /* ---- threads ---- */
 
-int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
+thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64_t a[6],
+                     int64_t *err)
 {
     uint64_t flags = a[0], newsp = a[1], ptid = a[2], tls = a[3], ctid = a[4];
     const uint64_t required = LX_CLONE_VM | LX_CLONE_FS | LX_CLONE_FILES | LX_CLONE_SIGHAND |
@@ -43,9 +44,10 @@ int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
                        "clone with flags 0x%llx refused (EINVAL): rnr creates threads only "
                        "(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD...), no processes",
                        (unsigned long long)flags);
-        return -LX_EINVAL;
+        *err = -LX_EINVAL;
+        return NULL;
     }
-    rru_ctx child = *live_ctx(p, t);
+    rru_ctx child = *parent;
     child.x[10] = 0;
     if (newsp)
         child.x[2] = newsp;
@@ -53,8 +55,10 @@ int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
         child.x[4] = tls;
     child.resv_valid = 0;
     thread *c = sched_new_thread(p, &child);
-    if (!c)
-        return -LX_EAGAIN;
+    if (!c) {
+        *err = -LX_EAGAIN;
+        return NULL;
+    }
     c->sigmask = t->sigmask;
     if (flags & LX_CLONE_PARENT_SETTID)
         (void)guest_write_u32(p, ptid, c->tid);
@@ -62,16 +66,33 @@ int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
         (void)guest_write_u32(p, ctid, c->tid);
     if (flags & LX_CLONE_CHILD_CLEARTID)
         c->clear_child_tid = ctid;
+    return c;
+}
+
+int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    int64_t err = 0;
+    thread *c = thread_clone(p, t, live_ctx(p, t), a, &err);
+    if (!c)
+        return err;
     sched_make_ready(p, c, now_of(p, t));
     return c->tid;
+}
+
+uint64_t thread_clear_tid(drv_proc *p, thread *t)
+{
+    if (t->clear_child_tid && guest_write_u32(p, t->clear_child_tid, 0) == 0)
+        return t->clear_child_tid;
+    return 0;
 }
 
 /* The end of a thread: CLONE_CHILD_CLEARTID's store of 0 and futex wake
  * (what pthread_join waits for), as accesses of its core. */
 static void thread_ends(drv_proc *p, thread *t)
 {
-    if (t->clear_child_tid && guest_write_u32(p, t->clear_child_tid, 0) == 0)
-        futex_wake(p, t->clear_child_tid, 1, LX_FUTEX_BITSET_MATCH_ANY, now_of(p, t));
+    uint64_t at = thread_clear_tid(p, t);
+    if (at)
+        futex_wake(p, at, 1, LX_FUTEX_BITSET_MATCH_ANY, now_of(p, t));
 }
 
 int64_t sc_exit(drv_proc *p, thread *t, const uint64_t a[6])

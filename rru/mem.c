@@ -14,11 +14,16 @@
 #define LEVEL_BITS 12u
 #define LEVEL_N (1u << LEVEL_BITS)
 
-typedef struct leaf { rru_page *pages[LEVEL_N]; } leaf;
-typedef struct mid { leaf *leaves[LEVEL_N]; } mid;
+/* Tree pointers are atomics: rru_mem_populate adds pages while executors
+ * look pages up (acquire loads see a fully built node or page). */
+typedef struct leaf { _Atomic(rru_page *) pages[LEVEL_N]; } leaf;
+typedef struct mid { _Atomic(leaf *) leaves[LEVEL_N]; } mid;
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
+#define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
 
 struct rru_mem {
-    mid *top[LEVEL_N];
+    _Atomic(mid *) top[LEVEL_N];
     uint64_t npages;
     rru_page *free_pages;
     _Atomic uint64_t tlb_gen;
@@ -36,17 +41,18 @@ void rru_mem_free(rru_mem *m)
     if (!m)
         return;
     for (unsigned i = 0; i < LEVEL_N; i++) {
-        mid *md = m->top[i];
+        mid *md = LOAD(m->top[i]);
         if (!md)
             continue;
         for (unsigned j = 0; j < LEVEL_N; j++) {
-            leaf *lf = md->leaves[j];
+            leaf *lf = LOAD(md->leaves[j]);
             if (!lf)
                 continue;
             for (unsigned k = 0; k < LEVEL_N; k++) {
-                if (lf->pages[k]) {
-                    free(lf->pages[k]->data);
-                    free(lf->pages[k]);
+                rru_page *p = LOAD(lf->pages[k]);
+                if (p) {
+                    free(p->data);
+                    free(p);
                 }
             }
             free(lf);
@@ -66,31 +72,39 @@ rru_page *rru_mem_page(const rru_mem *m, uint64_t addr)
 {
     if (addr >= RRU_ADDR_LIMIT)
         return NULL;
-    const mid *md = m->top[idx1(addr)];
+    mid *md = LOAD(((rru_mem *)m)->top[idx1(addr)]);
     if (!md)
         return NULL;
-    const leaf *lf = md->leaves[idx2(addr)];
-    return lf ? lf->pages[idx3(addr)] : NULL;
+    leaf *lf = LOAD(md->leaves[idx2(addr)]);
+    return lf ? LOAD(lf->pages[idx3(addr)]) : NULL;
 }
 
 /* The slot of ADDR's page, creating tree nodes; NULL if out of memory. */
-static rru_page **slot(rru_mem *m, uint64_t addr)
+static _Atomic(rru_page *) *slot(rru_mem *m, uint64_t addr)
 {
-    mid **mp = &m->top[idx1(addr)];
-    if (!*mp && !(*mp = calloc(1, sizeof(mid))))
-        return NULL;
-    leaf **lp = &(*mp)->leaves[idx2(addr)];
-    if (!*lp && !(*lp = calloc(1, sizeof(leaf))))
-        return NULL;
-    return &(*lp)->pages[idx3(addr)];
+    _Atomic(mid *) *mp = &m->top[idx1(addr)];
+    mid *md = LOAD(*mp);
+    if (!md) {
+        if (!(md = calloc(1, sizeof(mid))))
+            return NULL;
+        STORE(*mp, md);
+    }
+    _Atomic(leaf *) *lp = &md->leaves[idx2(addr)];
+    leaf *lf = LOAD(*lp);
+    if (!lf) {
+        if (!(lf = calloc(1, sizeof(leaf))))
+            return NULL;
+        STORE(*lp, lf);
+    }
+    return &lf->pages[idx3(addr)];
 }
 
-static rru_page **slot_if_any(rru_mem *m, uint64_t addr)
+static _Atomic(rru_page *) *slot_if_any(rru_mem *m, uint64_t addr)
 {
-    mid *md = m->top[idx1(addr)];
+    mid *md = LOAD(m->top[idx1(addr)]);
     if (!md)
         return NULL;
-    leaf *lf = md->leaves[idx2(addr)];
+    leaf *lf = LOAD(md->leaves[idx2(addr)]);
     return lf ? &lf->pages[idx3(addr)] : NULL;
 }
 
@@ -118,6 +132,31 @@ static void release_page(rru_mem *m, rru_page *p)
     m->npages--;
 }
 
+/* A zeroed page for ADDR with PROT, from the free list or the host; not
+ * yet in the tree. NULL if host memory runs out. */
+static rru_page *new_page(rru_mem *m, uint64_t a, unsigned prot)
+{
+    rru_page *p = m->free_pages;
+    if (p) {
+        m->free_pages = p->free_next;
+    } else {
+        p = calloc(1, sizeof *p);
+        if (!p)
+            return NULL;
+        if (posix_memalign((void **)&p->data, RRU_PAGE_SIZE, RRU_PAGE_SIZE) != 0) {
+            free(p);
+            return NULL;
+        }
+    }
+    memset(p->data, 0, RRU_PAGE_SIZE);
+    p->addr = a;
+    p->prot = (uint8_t)prot;
+    p->free_next = NULL;
+    atomic_store_explicit(&p->code, 0, memory_order_relaxed);
+    m->npages++;
+    return p;
+}
+
 int rru_mem_map(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)
 {
     if (!range_ok(addr, len))
@@ -125,38 +164,44 @@ int rru_mem_map(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)
     prot = norm_prot(prot);
     int replaced = 0;
     for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
-        rru_page **s = slot(m, a);
+        _Atomic(rru_page *) *s = slot(m, a);
         if (!s)
             return -1;
-        rru_page *p = *s;
+        rru_page *p = LOAD(*s);
         if (p) {
             replaced = 1;
             if (atomic_load_explicit(&p->code, memory_order_relaxed))
                 bump_code(m);
+            memset(p->data, 0, RRU_PAGE_SIZE);
+            p->prot = (uint8_t)prot;
+            atomic_store_explicit(&p->code, 0, memory_order_relaxed);
         } else {
-            p = m->free_pages;
-            if (p) {
-                m->free_pages = p->free_next;
-            } else {
-                p = calloc(1, sizeof *p);
-                if (!p)
-                    return -1;
-                if (posix_memalign((void **)&p->data, RRU_PAGE_SIZE, RRU_PAGE_SIZE) != 0) {
-                    free(p);
-                    return -1;
-                }
-            }
-            m->npages++;
-            *s = p;
+            if (!(p = new_page(m, a, prot)))
+                return -1;
+            STORE(*s, p);
         }
-        memset(p->data, 0, RRU_PAGE_SIZE);
-        p->addr = a;
-        p->prot = (uint8_t)prot;
-        p->free_next = NULL;
-        atomic_store_explicit(&p->code, 0, memory_order_relaxed);
     }
     if (replaced)
         bump_tlb(m);
+    return 0;
+}
+
+int rru_mem_populate(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)
+{
+    if (!range_ok(addr, len))
+        return -1;
+    prot = norm_prot(prot);
+    for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
+        _Atomic(rru_page *) *s = slot(m, a);
+        if (!s)
+            return -1;
+        if (LOAD(*s))
+            continue;
+        rru_page *p = new_page(m, a, prot);
+        if (!p)
+            return -1;
+        STORE(*s, p);   /* published whole: a concurrent lookup sees it or nothing */
+    }
     return 0;
 }
 
@@ -166,8 +211,8 @@ int rru_mem_unmap(rru_mem *m, uint64_t addr, uint64_t len)
         return -1;
     int any = 0;
     for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
-        rru_page **s = slot_if_any(m, a);
-        if (!s || !*s) {
+        _Atomic(rru_page *) *s = slot_if_any(m, a);
+        if (!s || !LOAD(*s)) {
             /* Skip the rest of an absent leaf quickly. */
             if (!s) {
                 uint64_t next = (a | ((1ull << 24) - 1)) + 1;
@@ -176,10 +221,11 @@ int rru_mem_unmap(rru_mem *m, uint64_t addr, uint64_t len)
             }
             continue;
         }
-        if (atomic_load_explicit(&(*s)->code, memory_order_relaxed))
+        rru_page *p = LOAD(*s);
+        if (atomic_load_explicit(&p->code, memory_order_relaxed))
             bump_code(m);
-        release_page(m, *s);
-        *s = NULL;
+        STORE(*s, (rru_page *)NULL);
+        release_page(m, p);
         any = 1;
     }
     if (any)
@@ -228,18 +274,18 @@ uint64_t rru_mem_next_mapped(const rru_mem *m, uint64_t addr)
         return UINT64_MAX;
     addr = (addr + RRU_PAGE_SIZE - 1) & ~(RRU_PAGE_SIZE - 1);
     while (addr < RRU_ADDR_LIMIT) {
-        const mid *md = m->top[idx1(addr)];
+        mid *md = LOAD(((rru_mem *)m)->top[idx1(addr)]);
         if (!md) {
             addr = (addr | ((1ull << 36) - 1)) + 1;
             continue;
         }
-        const leaf *lf = md->leaves[idx2(addr)];
+        leaf *lf = LOAD(md->leaves[idx2(addr)]);
         if (!lf) {
             addr = (addr | ((1ull << 24) - 1)) + 1;
             continue;
         }
         for (unsigned k = idx3(addr); k < LEVEL_N; k++)
-            if (lf->pages[k])
+            if (LOAD(lf->pages[k]))
                 return (addr & ~((1ull << 24) - 1)) | ((uint64_t)k << RRU_PAGE_SHIFT);
         addr = (addr | ((1ull << 24) - 1)) + 1;
     }

@@ -41,6 +41,12 @@ void rru_mem_free(rru_mem *m);
  * len > 0, and the range below RRU_ADDR_LIMIT; otherwise -1 and nothing
  * changes. -1 also if host memory runs out (pages mapped so far stay). */
 int rru_mem_map(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot);
+/* Maps the pages of [addr, addr+len) that are not mapped yet, zero-filled
+ * with PROT; mapped pages stay as they are. Unlike the other changes of the
+ * map, it may run while harts execute (demand paging during a parallel
+ * replay), one populate at a time: a hart sees a new page whole or not at
+ * all. Alignment as for map; -1 if broken or host memory runs out. */
+int rru_mem_populate(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot);
 /* Unmaps every page of the range (pages not mapped are skipped). Alignment
  * rules as for map; -1 if they are broken. */
 int rru_mem_unmap(rru_mem *m, uint64_t addr, uint64_t len);

@@ -1,0 +1,256 @@
+/* driver/replay.c: the driver's side of a replay (driver/replay.h): the
+ * recorded process rebuilt by the same loader and stack code, and each
+ * ECALL replayed by the policy its row of syscalls.def gives, through the
+ * same handlers, address-space code and thread code as the recording. */
+#include "driver/replay.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/internal.h"
+
+drv_proc *drv_replay_new(const drv_config *config, const char *program, const char *const *argv,
+                         size_t argc, const char *const *envp, size_t envc, char *err,
+                         size_t errlen)
+{
+    drv_config c = *config;
+    c.input_log = NULL;
+    c.record = 0;
+    c.chunk = NULL;
+    c.access = NULL;
+    c.tick = NULL;
+    drv_proc *p = drv_proc_new(&c, program, argv, argc, envp, envc, err, errlen);
+    if (p)
+        p->threads[0]->state = THR_RUNNABLE;  /* runs on the replayer's harts, never on a core */
+    return p;
+}
+
+rru_mem *drv_replay_mem(drv_proc *p) { return p->mem; }
+
+static thread *thread_of(drv_proc *p, uint32_t tid)
+{
+    if (tid < p->pid || tid - p->pid >= p->nthreads)
+        return NULL;
+    thread *t = p->threads[tid - p->pid];
+    return t->state == THR_DEAD ? NULL : t;
+}
+
+rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
+{
+    thread *t = thread_of(p, tid);
+    return t ? &t->ctx : NULL;
+}
+
+int drv_replay_fault(drv_proc *p, const rru_stop *stop)
+{
+    return proc_demand_page(p, stop->cause, stop->tval);
+}
+
+int drv_replay_ended(const drv_proc *p, drv_end *end, int *status)
+{
+    if (!p->done)
+        return 0;
+    *end = p->result.end;
+    *status = p->result.status;
+    return 1;
+}
+
+#define DIVERGE(...)                                   \
+    do {                                               \
+        snprintf(msg, msglen, __VA_ARGS__);            \
+        return DRV_REPLAY_DIVERGED;                    \
+    } while (0)
+
+/* Bytes of guest memory for output, pages never touched reading as zero. */
+static int read_guest(drv_proc *p, uint64_t addr, uint8_t *buf, uint64_t n)
+{
+    if (n == 0)
+        return 0;
+    if (proc_materialize(p, addr, n) < 0)
+        return -1;
+    return rru_mem_read(p->mem, addr, buf, (size_t)n);
+}
+
+/* OUTPUT policy: the bytes a write to fd 1 or 2 put out, regenerated from
+ * guest memory (RESULT of them) and handed to config->output. */
+static int replay_output(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t result)
+{
+    int fd = (int)a[0];
+    if (result <= 0 || (fd != 1 && fd != 2) || !p->cfg.output)
+        return 0;
+    uint64_t want = (uint64_t)result;
+    uint8_t *buf = malloc(want);
+    if (!buf)
+        return -1;
+    uint64_t got = 0;
+    if (nr == 66) {   /* writev: gather the iovecs */
+        for (uint64_t i = 0; i < a[2] && got < want; i++) {
+            uint8_t iov[16];
+            if (read_guest(p, a[1] + 16 * i, iov, 16) < 0)
+                break;
+            uint64_t base = 0, len = 0;
+            for (int k = 7; k >= 0; k--) {
+                base = base << 8 | iov[k];
+                len = len << 8 | iov[8 + k];
+            }
+            if (len > want - got)
+                len = want - got;
+            if (read_guest(p, base, buf + got, len) < 0)
+                break;
+            got += len;
+        }
+    } else if (read_guest(p, a[1], buf, want) == 0) {
+        got = want;
+    }
+    if (got == want)
+        p->cfg.output(p->cfg.output_ctx, fd, buf, (size_t)want);
+    free(buf);
+    return got == want ? 0 : -1;
+}
+
+/* The MEM records that follow the SYSCALL record of TID: applied to guest
+ * memory (host-side: permissions were the kernel's), or gathered into
+ * *data for a file mapping when DATA is not NULL. */
+static int apply_mem(drv_proc *p, uint32_t tid, const drv_replay_input *in, uint8_t **data,
+                     uint64_t *len, char *msg, size_t msglen)
+{
+    rnr_input_record r;
+    while (in->peek(in->ctx, tid, &r) && r.type == RNR_IN_MEM) {
+        if (data) {
+            uint8_t *d = realloc(*data, *len + r.len + 1);
+            if (!d)
+                DIVERGE("out of memory");
+            memcpy(d + *len, r.data, r.len);
+            *data = d;
+            *len += r.len;
+        } else if (proc_materialize(p, r.addr, r.len) < 0 ||
+                   rru_mem_write(p->mem, r.addr, r.data, r.len) < 0) {
+            DIVERGE("thread %u: the log writes %" PRIu64 " bytes at 0x%" PRIx64
+                    ", which is not mapped in the replay",
+                    tid, r.len, r.addr);
+        }
+        in->take(in->ctx, tid);
+    }
+    return 0;
+}
+
+/* exit: the thread ends (its CLEARTID store; the joiner's wake-up is its
+ * own logged futex result); the last one ends the process. */
+static int replay_exit(drv_proc *p, thread *t, int status)
+{
+    (void)thread_clear_tid(p, t);
+    if (t->tid == p->pid)
+        p->leader_status = status & 0xff;
+    t->state = THR_DEAD;
+    p->live--;
+    if (p->live == 0) {
+        proc_exit(p, DRV_EXITED, p->leader_status, t, 0);
+        return DRV_REPLAY_END;
+    }
+    return DRV_REPLAY_EXITED;
+}
+
+int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay_input *in,
+                       char *msg, size_t msglen)
+{
+    thread *t = thread_of(p, tid);
+    if (!t)
+        DIVERGE("thread %u runs after its end", tid);
+    uint64_t nr = ctx->x[17];
+    uint64_t a[6] = {ctx->x[10], ctx->x[11], ctx->x[12], ctx->x[13], ctx->x[14], ctx->x[15]};
+    drv_syscall_info info = drv_syscall_lookup((uint32_t)nr);
+    if (nr == 93 || nr == 94) {   /* exit, exit_group: nothing logged */
+        if (nr == 94) {
+            proc_exit(p, DRV_EXITED, (int)(a[0] & 0xff), t, 0);
+            return DRV_REPLAY_END;
+        }
+        return replay_exit(p, t, (int)a[0]);
+    }
+    rnr_input_record r;
+    if (!in->peek(in->ctx, tid, &r))
+        DIVERGE("thread %u makes system call %" PRIu64 " (%s) at pc 0x%" PRIx64
+                " but the input log has no more records for it",
+                tid, nr, info.name, ctx->pc - 4);
+    if (r.type != RNR_IN_SYSCALL || r.nr != nr)
+        DIVERGE("thread %u makes system call %" PRIu64 " (%s) at pc 0x%" PRIx64
+                " but the input log's next record is %s %" PRIu64,
+                tid, nr, info.name, ctx->pc - 4,
+                r.type == RNR_IN_SYSCALL ? "system call" : r.type == RNR_IN_CSR ? "a csr read of"
+                : r.type == RNR_IN_SC ? "sc" : "record type", r.type == RNR_IN_SYSCALL ? r.nr : r.type);
+    int64_t result = r.value;
+    in->take(in->ctx, tid);
+    if (result == -LX_ERESTARTSYS) {
+        /* The call blocked and ran again: its ECALL executes a second time. */
+        ctx->pc -= 4;
+        return DRV_REPLAY_OK;
+    }
+    int rc = DRV_REPLAY_OK;
+    p->sys_thread = t;
+    p->sys_core = -1;
+    switch (info.replay) {
+    case DRV_RP_RESULT:
+        break;
+    case DRV_RP_RESULT_MEM:
+        if (apply_mem(p, tid, in, NULL, NULL, msg, msglen) < 0)
+            rc = DRV_REPLAY_DIVERGED;
+        break;
+    case DRV_RP_OUTPUT:
+        if (replay_output(p, nr, a, result) < 0)
+            DIVERGE("thread %u: the bytes of its %s are not readable in the replay", tid, info.name);
+        break;
+    case DRV_RP_ADDRSPACE:
+        if (nr == 222 && !(a[3] & LX_MAP_ANONYMOUS)) {
+            /* A file mapping: the file's bytes come from the log. */
+            uint8_t *data = NULL;
+            uint64_t len = 0;
+            if (apply_mem(p, tid, in, &data, &len, msg, msglen) < 0) {
+                free(data);
+                rc = DRV_REPLAY_DIVERGED;
+                break;
+            }
+            if (result >= 0) {
+                int64_t got = vm_mmap(p->vm, (uint64_t)result, a[1], (int)a[2],
+                                      (int)((a[3] & ~(uint64_t)LX_MAP_TYPE) | LX_MAP_FIXED |
+                                            LX_MAP_PRIVATE),
+                                      1, data, len, a[5]);
+                if (got != result) {
+                    free(data);
+                    DIVERGE("thread %u: mmap of a file at 0x%" PRIx64 " gives %" PRId64 " in the replay",
+                            tid, (uint64_t)result, got);
+                }
+            }
+            free(data);
+            break;
+        }
+        /* brk, anonymous mmap, mremap: the same call on the same address
+         * space gives the same address. */
+        __attribute__((fallthrough));
+    case DRV_RP_EMULATE: {
+        int64_t got;
+        if (nr == 220) {   /* clone */
+            int64_t err = 0;
+            thread *c = thread_clone(p, t, ctx, a, &err);
+            got = c ? (int64_t)c->tid : err;
+        } else {
+            got = info.replay ? syscall_emulate(p, t, (uint32_t)nr, a) : -LX_ENOSYS;
+        }
+        if (info.replay == DRV_RP_ADDRSPACE)
+            (void)apply_mem(p, tid, in, NULL, NULL, msg, msglen);   /* zeroes: written again */
+        if (got != result && !p->done)
+            DIVERGE("thread %u: %s (system call %" PRIu64 ") gives %" PRId64
+                    " in the replay, %" PRId64 " in the recording",
+                    tid, info.name, nr, got, result);
+        if (p->done)
+            rc = DRV_REPLAY_END;
+        break;
+    }
+    default:   /* not implemented: -ENOSYS, logged as such */
+        break;
+    }
+    p->sys_thread = NULL;
+    if (rc == DRV_REPLAY_OK)
+        ctx->x[10] = (uint64_t)result;
+    return rc;
+}

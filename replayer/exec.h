@@ -1,0 +1,44 @@
+/* replayer/exec.h: what a replay executes: the recording bundle opened
+ * (manifest, program checked against its SHA-256, input log), the
+ * recorded process rebuilt by the driver (driver/replay.h), and chunks run
+ * on per-worker harts: exactly CS instructions of a thread, its system
+ * calls, CSR reads and SC outcomes fed from its input records, its
+ * recorded chunk checks compared where a chunk ends. At the end the
+ * replay's stdout, exit status, per-thread instruction counts and final
+ * state digest are compared with the recording's. */
+#ifndef RNR_REPLAYER_EXEC_H
+#define RNR_REPLAYER_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct rp_exec rp_exec;
+
+typedef struct rp_exec_options {
+    unsigned workers;          /* harts (one per worker thread), >= 1 */
+    const char *program;       /* NULL: the bundle's copy, else the recorded path */
+    FILE *out;                 /* the guest's stdout as the recording printed it; NULL: none */
+} rp_exec_options;
+
+/* Opens bundle DIR. NULL with one line in err: exit status 2 (*bad_program
+ * set when the program is not the recorded one). */
+rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size_t errlen);
+void rp_exec_free(rp_exec *x);
+unsigned rp_exec_cpus(const rp_exec *x);        /* recorded CPUs */
+uint64_t rp_exec_instructions(const rp_exec *x);/* recorded instructions, all threads */
+
+/* Runs chunk SEQ (for messages: CPU, LANE_INDEX) of thread TID, CS
+ * instructions, on worker W's hart. Thread-safe across workers as long as
+ * no two run chunks of one thread at once (the log's order guarantees it).
+ * 0, or -1 with a message naming the first difference (CPU, chunk, TID,
+ * PC, expected vs found). */
+int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
+                  uint64_t cs, char *msg, size_t msglen);
+
+/* After the last chunk: 0 if stdout bytes, exit status, per-thread
+ * instruction counts and the final digest equal the recording's; 1 with
+ * the first difference in msg. */
+int rp_exec_finish(rp_exec *x, char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,139 @@
+/* tools/cmd_replay.c: `rnr replay`: replays a recording bundle from one of
+ * its final logs on W worker threads and proves that the replay reproduced
+ * the recording: stdout, exit status, per-thread instruction counts and
+ * the final state digest. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "formats/log.h"
+#include "replayer/exec.h"
+#include "tools/cli.h"
+
+const char cmd_replay_help[] =
+    "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial] [--program PATH]\n"
+    "                  [--quiet] DIR\n"
+    "Replays the recording bundle DIR from its final log of FORMAT (default\n"
+    "maxpar; run `rnr backend DIR` or record with --backend first) on W worker\n"
+    "threads (default: the host's cores; at most the recorded CPU count), any\n"
+    "worker taking any chunk whose predecessors are done. The guest's stdout is\n"
+    "printed as the recording printed it. At the end the replay's stdout,\n"
+    "stderr, exit status, per-thread instruction counts and final memory and\n"
+    "register digest are compared with the recording's; a one-line summary\n"
+    "goes to stderr.\n"
+    "  -j W             worker threads (any W >= 1; capped at the recorded CPUs)\n"
+    "  --format F       maxpar, stitched, serial or stserial\n"
+    "  --program PATH   the program to run (default: the bundle's copy); it must\n"
+    "                   have the recorded SHA-256\n"
+    "  --quiet          print neither the guest's output nor the summary\n"
+    "Exit status: 0 the replay reproduced the recording; 1 it diverged (the\n"
+    "first chunk that differs is named) or the logs cannot be replayed\n"
+    "(a deadlock of tokens); 2 bad usage or a bad bundle.\n";
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    const char *dir = NULL, *format = "maxpar", *program = NULL;
+    uint64_t workers = 0;
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage("replay", "option %s needs an argument", a);
+            const char *v = argv[++i];
+            if (a[1] == 'j') {
+                if (cli_parse_u64("replay", a, v, 1, 4096, &workers) < 0)
+                    return RNR_EXIT_USAGE;
+            } else if (a[2] == 'f') {
+                format = v;
+            } else {
+                program = v;
+            }
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage("replay", "unknown option '%s'", a);
+        } else if (!dir) {
+            dir = a;
+        } else {
+            return cli_usage("replay", "too many arguments");
+        }
+    }
+    if (!dir)
+        return cli_usage("replay", "missing DIR");
+    int kind = rnr_log_kind_parse(format);
+    if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
+        kind != RNR_LOG_STSERIAL)
+        return cli_usage("replay", "--format wants maxpar, stitched, serial or stserial, not '%s'",
+                         format);
+    long host = sysconf(_SC_NPROCESSORS_ONLN);
+    if (workers == 0)
+        workers = host > 0 ? (uint64_t)host : 1;
+    char err[8192];
+    rp_exec_options eo = {(unsigned)workers, program, quiet ? NULL : stdout};
+    rp_exec *x = rp_exec_open(dir, &eo, err, sizeof err);
+    if (!x)
+        return cli_bad_input("replay", "%s", err);
+    if (workers > rp_exec_cpus(x)) {
+        if (!quiet)
+            fprintf(stderr, "rnr replay: note: %" PRIu64 " workers asked, the recording has %u CPUs: "
+                    "using %u\n", workers, rp_exec_cpus(x), rp_exec_cpus(x));
+        workers = rp_exec_cpus(x);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.log", dir, rnr_log_kind_name((uint32_t)kind));
+    rnr_reader *r = rnr_reader_open(path, err, sizeof err);
+    if (!r) {
+        rp_exec_free(x);
+        return cli_bad_input("replay", "%s", err);
+    }
+    if (rnr_reader_header(r)->kind != (uint32_t)kind) {
+        rnr_reader_close(r);
+        rp_exec_free(x);
+        return cli_bad_input("replay", "%s: a %s log, not a %s log", path,
+                             rnr_log_kind_name(rnr_reader_header(r)->kind), format);
+    }
+    double t0 = seconds();
+    uint64_t lanes[1024] = {0}, chunks = 0, insns = 0;
+    rnr_final_chunk c;
+    int rc;
+    int status = RNR_EXIT_OK;
+    while ((rc = rnr_reader_next_final(r, &c)) == 1) {
+        uint32_t cpu = c.cpu < 1024 ? c.cpu : 0;
+        if (rp_exec_chunk(x, 0, c.cpu, lanes[cpu], c.tid, c.cs, err, sizeof err) < 0) {
+            fprintf(stderr, "rnr replay: %s\n", err);
+            status = RNR_EXIT_FAILED;
+            break;
+        }
+        lanes[cpu]++;
+        chunks++;
+        insns += c.cs;
+    }
+    if (rc < 0 && status == RNR_EXIT_OK) {
+        fprintf(stderr, "rnr replay: %s\n", rnr_reader_error(r));
+        status = RNR_EXIT_USAGE;
+    }
+    rnr_reader_close(r);
+    double wall = seconds() - t0;
+    if (status == RNR_EXIT_OK && rp_exec_finish(x, err, sizeof err) != 0) {
+        fprintf(stderr, "rnr replay: verification failed: %s\n", err);
+        status = RNR_EXIT_FAILED;
+    }
+    if (status == RNR_EXIT_OK && !quiet)
+        fprintf(stderr, "rnr replay: %s: verified: %s log, %" PRIu64 " workers, %" PRIu64
+                " chunks, %" PRIu64 " instructions, %.3f s, %.1f MIPS\n",
+                dir, format, (uint64_t)1, chunks, insns, wall,
+                wall > 0 ? (double)insns / wall / 1e6 : 0.0);
+    rp_exec_free(x);
+    return status;
+}
