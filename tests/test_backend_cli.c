@@ -67,7 +67,7 @@ START_TEST(backend_commands_reject_bad_usage_and_input)
 }
 END_TEST
 
-/* The wrong kind of log for a pass, and a truncated one. */
+/* The wrong kind of log for a pass, a truncated one and a damaged one. */
 START_TEST(backend_passes_reject_wrong_and_damaged_logs)
 {
     char *dir = tu_tmpdir();
@@ -79,18 +79,31 @@ START_TEST(backend_passes_reject_wrong_and_damaged_logs)
     ck_assert_int_eq(o.status, 2);
     ck_assert_ptr_nonnull(strstr(o.err, "this is a initial log; the pass reads a maxpar log"));
     tu_output_free(&o);
-    /* Cut the initial log in the middle: the pass stops with the reason
-     * and leaves no output behind. */
+    /* Cut the initial log in the middle (a recording that was killed): the
+     * pass works on the complete prefix, with a warning naming the cut. */
     size_t n;
     uint8_t *bytes = tu_read_file(in, &n);
     const char *cut = tu_path(dir, "cut.log");
     tu_write_file(cut, bytes, n / 2);
-    free(bytes);
     o = rnr((const char *[]){ "maxpar", cut, mp, NULL });
-    ck_assert_int_eq(o.status, 2);
-    ck_assert_msg(strstr(o.err, "cut.log") && strstr(o.err, "truncated"), "%s", o.err);
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_msg(strstr(o.err, "cut.log") && strstr(o.err, "truncated") && strstr(o.err, "warning"),
+                  "%s", o.err);
     tu_output_free(&o);
-    FILE *f = fopen(mp, "r");
+    o = rnr((const char *[]){ "stats", mp, NULL });
+    ck_assert_msg(o.status == 0 && strstr(o.err, "warning") == NULL, "%s", o.err);
+    tu_output_free(&o);
+    /* A damaged one (a byte changed inside a block) is refused, and no
+     * output is left behind. */
+    bytes[n / 2] ^= 0x55;
+    const char *bad = tu_path(dir, "bad.log"), *out = tu_path(dir, "out.log");
+    tu_write_file(bad, bytes, n);
+    free(bytes);
+    o = rnr((const char *[]){ "maxpar", bad, out, NULL });
+    ck_assert_int_eq(o.status, 2);
+    ck_assert_msg(strstr(o.err, "bad.log") && strstr(o.err, "truncated") == NULL, "%s", o.err);
+    tu_output_free(&o);
+    FILE *f = fopen(out, "r");
     ck_assert_ptr_null(f);
     tu_rmtree(dir);
     free(dir);
