@@ -22,7 +22,7 @@ inlog *inlog_open(const char *path, unsigned cpus, const uint8_t program_sha256[
     h.cpus = cpus;
     if (program_sha256)
         memcpy(h.program_sha256, program_sha256, 32);
-    rnr_writer_opts o = {0, 6};
+    rnr_writer_opts o = {0, 1};   /* zlib's fastest level: the recorder writes it live */
     rnr_writer *w = rnr_writer_open(path, &h, &o, err, errlen);
     if (!w)
         return NULL;

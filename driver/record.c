@@ -63,7 +63,7 @@ struct rec {
     uint64_t vt;
     int bus_open;                        /* snoops of a transaction delivered, access not yet */
     uint64_t bus_vt;
-    int in_insn;                         /* inside an instruction's access hook */
+    int mid_core;                        /* the core inside an instruction (hook), -1 = none */
     int no_check;                        /* the chunk that ends now gets no CHECK */
     uint64_t pre_ecall_pc;               /* nonzero: the chunk ends before the ECALL there */
     drained *dq;                         /* drain scratch */
@@ -78,12 +78,16 @@ static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* ---- time and instruction counts ---- */
 
+static void catch_up(rec *r, uint64_t t);
+
 static uint64_t advance(rec *r, uint64_t t)
 {
     if (r->bus_open) {
         r->bus_open = 0;
         r->vt = max64(r->vt, r->bus_vt + 1);
     }
+    if (t >= r->next_tick + r->period)
+        catch_up(r, t);
     r->vt = max64(r->vt, t);
     return r->vt;
 }
@@ -103,7 +107,7 @@ static void emit_check(rec *r, unsigned k)
 {
     drv_proc *p = r->p;
     thread *t = p->core_thread[k];
-    if (!t || r->no_check || r->in_insn || !p->in)
+    if (!t || r->no_check || (int)k == r->mid_core || !p->in)
         return;
     const rru_ctx *c = rru_hart_ctx(rru_machine_hart(r->m, k));
     uint64_t pc = c->pc, instret = c->instret;
@@ -212,24 +216,47 @@ static void drain(rec *r)
     }
 }
 
-/* Time passed: every unit ticks at vt, and what is final drains. Only at
- * points where every core is at an instruction boundary. */
-static void maybe_tick(rec *r)
+/* Every unit ticks at vt, and what is final drains. Each core is at an
+ * instruction boundary (the one inside an instruction, mid_core, is
+ * counted up to the instruction before: a boundary too). */
+static void tick_all(rec *r)
 {
-    if (r->vt < r->next_tick)
-        return;
     for (unsigned k = 0; k < r->n; k++) {
         sync_core(r, k);
         settle(r, k);
         rru_tick(r->u[k], r->vt);
         after(r, k);
     }
+    drain(r);
+}
+
+/* Time passed: a tick when vt reached the next one. */
+static void maybe_tick(rec *r)
+{
+    if (r->vt < r->next_tick)
+        return;
+    tick_all(r);
     r->next_tick = (r->vt / r->period + 1) * r->period;
     for (unsigned k = 0; k < r->n; k++)
         arm(r, k);
-    drain(r);
     if (r->p->cfg.tick)
         r->p->cfg.tick(r->p->cfg.tick_ctx);
+}
+
+/* Time jumps to T (every core was idle, or a thread was woken late): the
+ * units must still tick every MSP/16 cycles on the way (their ages and
+ * evictions count on it, or a window evicted at T would carry dependences
+ * far past its chunks: bounded silence). Nothing runs in between, so after
+ * a few MSPs of ticks nothing is left to age and the rest is skipped. */
+static void catch_up(rec *r, uint64_t t)
+{
+    for (int i = 0; i < 80 && r->next_tick < t; i++) {
+        r->vt = max64(r->vt, r->next_tick);
+        tick_all(r);
+        r->next_tick += r->period;
+    }
+    if (r->next_tick < t)
+        r->next_tick = (t / r->period + 1) * r->period;
 }
 
 /* ---- machine hooks ---- */
@@ -237,20 +264,22 @@ static void maybe_tick(rec *r)
 static void hook_access(void *ctx, unsigned core, uint64_t line, int write, uint64_t time)
 {
     rec *r = ctx;
-    uint64_t now = advance(r, time);
     int insn = r->p->sys_core != (int)core;
+    r->mid_core = insn ? (int)core : -1;
+    uint64_t now = advance(r, time);
     retire_to(r, core, rru_machine_retired(r->m, core) + (insn ? 1 : 0));
-    r->in_insn = insn;
     rru_access(r->u[core], now, line, write, 0);
     after(r, core);
-    r->in_insn = 0;
+    r->mid_core = -1;
 }
 
 static void hook_snoop(void *ctx, unsigned core, const rru_bus *b)
 {
     rec *r = ctx;
     if (!r->bus_open) {
+        r->mid_core = b->requester;
         r->bus_vt = advance(r, b->time);
+        r->mid_core = -1;
         r->bus_open = 1;
     }
     sync_core(r, core);
@@ -304,6 +333,7 @@ rec *rec_new(drv_proc *p)
     r->msp = c.msp;
     r->period = c.msp / 16 ? c.msp / 16 : 1;
     r->next_tick = r->period;
+    r->mid_core = -1;
     for (unsigned k = 0; k < r->n; k++) {
         r->u[k] = rru_unit_new(&c, k);
         rru_machine_attach(r->m, k, &rec_ops, r);

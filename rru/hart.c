@@ -236,14 +236,23 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* Four independent multiply-rotate lanes over the 64 register words (so
+ * the multiplications overlap), folded by a full mix at the end. */
 uint64_t rru_ctx_hash(const rru_ctx *c)
 {
-    uint64_t h = 0x72726e6374786831ull;
-    for (int r = 1; r < 32; r++)
-        h = mix64(h ^ c->x[r]) + (uint64_t)r;
-    for (int r = 0; r < 32; r++)
-        h = mix64(h ^ c->f[r]) + 32u + (uint64_t)r;
-    return mix64(h ^ ((uint64_t)c->fflags << 32 | c->frm));
+    static const uint64_t k[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+                                  0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull};
+    uint64_t h[4] = {1, 2, 3, 4};
+    for (int r = 1; r < 32; r++) {
+        uint64_t v = (h[r & 3] ^ c->x[r]) * k[r & 3];
+        h[r & 3] = v << 29 | v >> 35;
+    }
+    for (int r = 0; r < 32; r++) {
+        uint64_t v = (h[(r + 1) & 3] ^ c->f[r]) * k[(r + 2) & 3];
+        h[(r + 1) & 3] = v << 31 | v >> 33;
+    }
+    return mix64(mix64(h[0] ^ mix64(h[1])) ^ mix64(h[2] + h[3]) ^
+                 ((uint64_t)c->fflags << 32 | c->frm));
 }
 
 rru_ctx *rru_hart_ctx(rru_hart *h) { return &h->ctx; }

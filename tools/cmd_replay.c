@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "formats/log.h"
+#include "replayer/engine.h"
 #include "replayer/exec.h"
 #include "tools/cli.h"
 
@@ -33,11 +33,9 @@ const char cmd_replay_help[] =
     "first chunk that differs is named) or the logs cannot be replayed\n"
     "(a deadlock of tokens); 2 bad usage or a bad bundle.\n";
 
-static double seconds(void)
+static int run_chunk(void *ctx, unsigned w, const rp_chunk *c, char *msg, size_t msglen)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return rp_exec_chunk(ctx, w, c->cpu, c->lane_index, c->tid, c->cs, msg, msglen);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -103,37 +101,27 @@ int cmd_replay(int argc, char **argv)
         return cli_bad_input("replay", "%s: a %s log, not a %s log", path,
                              rnr_log_kind_name(rnr_reader_header(r)->kind), format);
     }
-    double t0 = seconds();
-    uint64_t lanes[1024] = {0}, chunks = 0, insns = 0;
-    rnr_final_chunk c;
-    int rc;
-    int status = RNR_EXIT_OK;
-    while ((rc = rnr_reader_next_final(r, &c)) == 1) {
-        uint32_t cpu = c.cpu < 1024 ? c.cpu : 0;
-        if (rp_exec_chunk(x, 0, c.cpu, lanes[cpu], c.tid, c.cs, err, sizeof err) < 0) {
-            fprintf(stderr, "rnr replay: %s\n", err);
-            status = RNR_EXIT_FAILED;
-            break;
-        }
-        lanes[cpu]++;
-        chunks++;
-        insns += c.cs;
-    }
-    if (rc < 0 && status == RNR_EXIT_OK) {
-        fprintf(stderr, "rnr replay: %s\n", rnr_reader_error(r));
-        status = RNR_EXIT_USAGE;
-    }
+    rp_result res;
+    rp_replay(r, (unsigned)workers, 0, run_chunk, x, NULL, &res);
     rnr_reader_close(r);
-    double wall = seconds() - t0;
-    if (status == RNR_EXIT_OK && rp_exec_finish(x, err, sizeof err) != 0) {
+    int status = RNR_EXIT_OK;
+    if (res.status == RP_BAD_LOG) {
+        fprintf(stderr, "rnr replay: %s\n", res.message);
+        status = RNR_EXIT_USAGE;
+    } else if (res.status != RP_OK) {
+        fprintf(stderr, "rnr replay: %s\n", res.message);
+        status = RNR_EXIT_FAILED;
+    } else if (rp_exec_finish(x, err, sizeof err) != 0) {
         fprintf(stderr, "rnr replay: verification failed: %s\n", err);
         status = RNR_EXIT_FAILED;
     }
+    double wall = res.wall_seconds;
     if (status == RNR_EXIT_OK && !quiet)
         fprintf(stderr, "rnr replay: %s: verified: %s log, %" PRIu64 " workers, %" PRIu64
-                " chunks, %" PRIu64 " instructions, %.3f s, %.1f MIPS\n",
-                dir, format, (uint64_t)1, chunks, insns, wall,
-                wall > 0 ? (double)insns / wall / 1e6 : 0.0);
+                " chunks, %" PRIu64 " instructions, %.3f s, %.1f MIPS, parallelism %.2f\n",
+                dir, format, workers, res.chunks, res.instructions, wall,
+                wall > 0 ? (double)res.instructions / wall / 1e6 : 0.0,
+                wall > 0 ? res.busy_seconds / wall : 0.0);
     rp_exec_free(x);
     return status;
 }

@@ -1,0 +1,357 @@
+/* tests/test_replay.c: `rnr replay` end to end: every recorded workload,
+ * over seeds, replayed from every format on 1, 2 and 3 workers reproduces
+ * the recording (rnr replay compares stdout, stderr, exit status,
+ * per-thread instruction counts and the final digest itself, and the
+ * test also compares the printed stdout); bundles of 8, 16 and 32 CPUs on
+ * 2 workers; a replay of a program whose file is gone; and damage: a
+ * corrupt final or input log, a changed chunk check, a changed input, a
+ * token removed, the wrong program, an unfinished recording, each exiting
+ * 1 or 2 with the named cause. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/log.h"
+#include "tests/testutil.h"
+
+static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DIR"), name); }
+
+static int slow_build(void)
+{
+    const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+    return getenv("RNR_VALGRIND") != NULL || (m && atoi(m) > 1);
+}
+
+typedef struct workload {
+    const char *name;
+    const char *args[4];
+} workload;
+
+static const workload threaded[] = {
+    {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
+    {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
+    {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
+    {"malloc_stress", {0}}, {"sysprobe", {"time"}},
+};
+
+/* Records W (with OPTS) into a new bundle under TMP; returns its path
+ * (owned) and the recording's stdout in *out. */
+static char *record(const char *tmp, const char *name, const workload *w, const char *const *opts,
+                    tu_output *out)
+{
+    char *dir = strdup(tu_path(tmp, name));
+    const char *a[40];
+    size_t n = 0;
+    a[n++] = "record";
+    a[n++] = "--quiet";
+    a[n++] = "--backend";
+    for (size_t i = 0; opts && opts[i]; i++)
+        a[n++] = opts[i];
+    a[n++] = "-o";
+    a[n++] = dir;
+    a[n++] = "--";
+    a[n++] = guest(w->name);
+    for (size_t i = 0; i < 4 && w->args[i]; i++)
+        a[n++] = w->args[i];
+    a[n] = NULL;
+    tu_rnr(out, a);
+    ck_assert_msg(out->status == 0 || out->status == 7, "%s: record exit %d: %.500s", w->name,
+                  out->status, out->err);
+    return dir;
+}
+
+/* Replays DIR from FORMAT on J workers; requires exit 0, the summary, and
+ * the recording's stdout printed as it was. */
+static void replay_ok(const char *dir, const char *format, const char *j, const tu_output *rec,
+                      const char *what)
+{
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"replay", "-j", j, "--format", format, dir, NULL});
+    ck_assert_msg(o.status == 0, "%s: replay %s -j %s exit %d:\n%.1500s", what, format, j, o.status,
+                  o.err);
+    ck_assert_msg(strstr(o.err, "verified") != NULL, "%s: %s", what, o.err);
+    ck_assert_msg(o.out_len == rec->out_len && memcmp(o.out, rec->out, o.out_len) == 0,
+                  "%s: replay %s -j %s printed other output than the recording", what, format, j);
+    tu_output_free(&o);
+}
+
+static const char *const formats[] = {"maxpar", "stitched", "serial", "stserial"};
+
+START_TEST(replay_reproduces_every_workload_from_every_format)
+{
+    /* Loop index: the workload; 3 seeds x 4 formats x 1, 2, 3 workers. */
+    const workload *w = &threaded[_i];
+    static const char *const seeds[] = {"1", "2", "3"};
+    static const char *const js[] = {"1", "2", "3"};
+    char *tmp = tu_tmpdir();
+    for (int s = 0; s < 3; s++) {
+        if (slow_build() && s > 0)
+            continue;
+        const char *opts[] = {"-n", "4", "--seed", seeds[s], NULL};
+        tu_output rec;
+        char *dir = record(tmp, seeds[s], w, opts, &rec);
+        for (int f = 0; f < 4; f++)
+            for (int j = 0; j < 3; j++) {
+                if (slow_build() && j != f % 3)
+                    continue;
+                char what[128];
+                snprintf(what, sizeof what, "%s seed %s", w->name, seeds[s]);
+                replay_ok(dir, formats[f], js[j], &rec, what);
+            }
+        tu_output_free(&rec);
+        free(dir);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+START_TEST(replay_of_many_recorded_cpus_on_two_workers)
+{
+    static const char *const cpus[] = {"8", "16", "32"};
+    char *tmp = tu_tmpdir();
+    for (int c = 0; c < 3; c++) {
+        if (slow_build() && c != 1)
+            continue;
+        const char *opts[] = {"-n", cpus[c], "--seed", "4", NULL};
+        const workload w = {"parloop", {cpus[c], "2000"}};
+        tu_output rec;
+        char *dir = record(tmp, cpus[c], &w, opts, &rec);
+        for (int f = 0; f < 4; f++)
+            replay_ok(dir, formats[f], "2", &rec, cpus[c]);
+        tu_output_free(&rec);
+        free(dir);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+START_TEST(replay_needs_neither_the_program_path_nor_the_input_files)
+{
+    /* fileio reads a file: the replay runs with that file and the
+     * original program gone, and asks the host for nothing. */
+    char *tmp = tu_tmpdir();
+    char *prog = strdup(tu_path(tmp, "prog")), *data = strdup(tu_path(tmp, "data.txt"));
+    size_t n;
+    uint8_t *bytes = tu_read_file(guest("fileio"), &n);
+    tu_write_file(prog, bytes, n);
+    free(bytes);
+    chmod(prog, 0755);
+    tu_write_file(data, "one two\nthree four five\nsix\n", 28);
+    char *dir = strdup(tu_path(tmp, "b"));
+    tu_output rec;
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-o", dir, "--", prog, data, NULL});
+    ck_assert_msg(rec.status == 0, "%s", rec.err);
+    ck_assert_msg(strstr(rec.out, "lines 3") || rec.out_len > 0, "%s", rec.out);
+    unlink(prog);
+    unlink(data);
+    replay_ok(dir, "maxpar", "2", &rec, "program and file gone");
+    replay_ok(dir, "stserial", "1", &rec, "program and file gone");
+    tu_output_free(&rec);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+    free(prog);
+    free(data);
+}
+END_TEST
+
+/* Copies input log FROM to TO record by record, letting EI change each
+ * record (or drop it: return 0). */
+typedef int (*edit_input_fn)(rnr_input_record *r, uint64_t index);
+
+static void rewrite_log(const char *from, const char *to, edit_input_fn ei)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(from, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_writer *w = rnr_writer_open(to, rnr_reader_header(r), NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    uint64_t i = 0;
+    rnr_input_record c;
+    while (rnr_reader_next_input(r, &c) == 1)
+        if (ei(&c, i++))
+            ck_assert_int_eq(rnr_writer_put_input(w, &c), 0);
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    rnr_reader_close(r);
+}
+
+static int change_a_check(rnr_input_record *r, uint64_t i)
+{
+    static int done;
+    if (i == 0)
+        done = 0;
+    if (r->type == RNR_IN_CHECK && !done && i > 40) {
+        r->addr ^= 1;   /* the register hash */
+        done = 1;
+    }
+    return 1;
+}
+
+static int change_a_result(rnr_input_record *r, uint64_t i)
+{
+    static int done;
+    if (i == 0)
+        done = 0;
+    /* The bytes read from the file: the guest computes with other data. */
+    if (r->type == RNR_IN_MEM && r->len >= 8 && !done && i > 10) {
+        uint8_t *d = (uint8_t *)r->data;
+        d[0] ^= 0xff;
+        done = 1;
+    }
+    return 1;
+}
+
+/* Drops, from the first chunk after the twentieth that sends one, a token
+ * that a later chunk awaits: that chunk can never run. */
+static void drop_an_awaited_token(const char *from, const char *to)
+{
+    char err[RNR_ERR_MAX];
+    static uint64_t awaited[64][64], sent[64][64];
+    memset(awaited, 0, sizeof awaited);
+    memset(sent, 0, sizeof sent);
+    rnr_reader *r = rnr_reader_open(from, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_final_chunk c;
+    while (rnr_reader_next_final(r, &c) == 1)
+        for (uint32_t i = 0; i < c.nptv; i++)
+            awaited[c.ptv[i].cpu % 64][c.cpu % 64] += c.ptv[i].count;
+    rnr_reader_close(r);
+    r = rnr_reader_open(from, err, sizeof err);
+    rnr_writer *w = rnr_writer_open(to, rnr_reader_header(r), NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int dropped = 0;
+    uint32_t stv[64];
+    for (uint64_t k = 0; rnr_reader_next_final(r, &c) == 1; k++) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < c.nstv; i++) {
+            uint32_t q = c.stv[i];
+            if (!dropped && k > 20 && sent[c.cpu % 64][q % 64] < awaited[c.cpu % 64][q % 64]) {
+                dropped = 1;
+                continue;
+            }
+            sent[c.cpu % 64][q % 64]++;
+            stv[n++] = q;
+        }
+        c.stv = stv;
+        c.nstv = n;
+        ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+    }
+    ck_assert_msg(dropped, "no awaited token to drop in %s", from);
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    rnr_reader_close(r);
+}
+
+static void expect_failure(const char *const *args, int status, const char *want, const char *what)
+{
+    tu_output o;
+    tu_rnr(&o, args);
+    ck_assert_msg(o.status == status && strstr(o.err, want) != NULL,
+                  "%s: exit %d (want %d), stderr:\n%.1500s", what, o.status, status, o.err);
+    tu_output_free(&o);
+}
+
+START_TEST(replay_names_what_is_damaged)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"fileio", {guest("fileio")}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, NULL, &rec);
+    tu_output_free(&rec);
+    char path[4096], saved[4096];
+
+    /* A corrupt final log: a byte of a block changed. */
+    snprintf(path, sizeof path, "%s/maxpar.log", dir);
+    size_t n;
+    uint8_t *bytes = tu_read_file(path, &n);
+    bytes[n - 30] ^= 0x40;
+    snprintf(saved, sizeof saved, "%s/maxpar.saved", dir);
+    rename(path, saved);
+    tu_write_file(path, bytes, n);
+    free(bytes);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "maxpar.log", "corrupt maxpar");
+    rename(saved, path);
+
+    /* A corrupt input log. */
+    snprintf(path, sizeof path, "%s/input.log", dir);
+    snprintf(saved, sizeof saved, "%s/input.saved", dir);
+    bytes = tu_read_file(path, &n);
+    bytes[n / 2] ^= 0x40;
+    rename(path, saved);
+    tu_write_file(path, bytes, n);
+    free(bytes);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "input.log", "corrupt input");
+
+    /* A chunk check that does not match: the first differing chunk is named. */
+    rewrite_log(saved, path, change_a_check);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 1,
+                   "replay diverged at cpu", "changed check");
+
+    /* An input the guest reads, changed: the replay diverges. */
+    rewrite_log(saved, path, change_a_result);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 1, "diverge", "changed input");
+    rename(saved, path);
+
+    /* A token removed (threads on 4 CPUs): the chunk waiting for it can
+     * never run, and the replay says so instead of hanging. */
+    const workload mw = {"mutex", {0}};
+    const char *four[] = {"-n", "4", NULL};
+    char *mdir = record(tmp, "m", &mw, four, &rec);
+    tu_output_free(&rec);
+    snprintf(path, sizeof path, "%s/maxpar.log", mdir);
+    snprintf(saved, sizeof saved, "%s/maxpar.saved", mdir);
+    rename(path, saved);
+    drop_an_awaited_token(saved, path);
+    expect_failure((const char *[]){"replay", "-j", "2", "--quiet", mdir, NULL}, 1, "deadlock",
+                   "token removed");
+    free(mdir);
+
+    /* The wrong program. */
+    expect_failure((const char *[]){"replay", "--program", guest("racy"), dir, NULL}, 2,
+                   "not the recorded program", "wrong program");
+
+    /* An unfinished recording (its manifest says so). */
+    snprintf(path, sizeof path, "%s/manifest", dir);
+    bytes = tu_read_file(path, &n);
+    char *text = strndup((char *)bytes, n);
+    char *st = strstr(text, "status = complete");
+    ck_assert_ptr_nonnull(st);
+    memcpy(st, "status = failed  ", 17);
+    tu_write_file(path, text, n);
+    free(text);
+    free(bytes);
+    expect_failure((const char *[]){"replay", dir, NULL}, 2, "did not finish", "unfinished");
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+START_TEST(replay_rejects_bad_usage)
+{
+    expect_failure((const char *[]){"replay", NULL}, 2, "missing DIR", "no dir");
+    expect_failure((const char *[]){"replay", "--format", "initial", "x", NULL}, 2, "--format",
+                   "bad format");
+    expect_failure((const char *[]){"replay", "-j", "0", "x", NULL}, 2, "-j", "zero workers");
+    expect_failure((const char *[]){"replay", "/nonexistent-bundle", NULL}, 2, "nonexistent-bundle",
+                   "no bundle");
+}
+END_TEST
+
+TU_SUITE(replay)
+{
+    Suite *s = suite_create("replay");
+    TCase *tc = tu_tcase(s, "reproduces", 600);
+    tcase_add_loop_test(tc, replay_reproduces_every_workload_from_every_format, 0,
+                        (int)(sizeof threaded / sizeof threaded[0]));
+    tcase_add_test(tc, replay_of_many_recorded_cpus_on_two_workers);
+    tcase_add_test(tc, replay_needs_neither_the_program_path_nor_the_input_files);
+    tc = tu_tcase(s, "damage", 120);
+    tcase_add_test(tc, replay_names_what_is_damaged);
+    tcase_add_test(tc, replay_rejects_bad_usage);
+    return s;
+}
