@@ -176,7 +176,8 @@ static void collect(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     d->start = start;
     d->seq = r->ndq++;
     d->sv_at = r->nsv;
-    memcpy(r->sv + r->nsv, c->sv, c->nsv * sizeof *c->sv);
+    if (c->nsv)
+        memcpy(r->sv + r->nsv, c->sv, c->nsv * sizeof *c->sv);
     r->nsv += c->nsv;
 }
 

@@ -9,6 +9,7 @@
 #include "backend/metrics.h"
 #include "formats/dump.h"
 #include "formats/manifest.h"
+#include "backend/oracle.h"
 #include "tools/cli.h"
 
 const char cmd_stats_help[] =
@@ -134,6 +135,27 @@ static int stats_dir(const char *dir)
             rc = cli_bad_input("stats", "%s", err);
         } else {
             printf(" %12" PRIu64 " %9.3f\n", dm.critical_path, dm.parallelism);
+        }
+    }
+    /* With the recorder's truth: the two upper bounds beside the formats. */
+    char ipath[4096];
+    snprintf(path, sizeof path, "%s/truth.deps", dir);
+    snprintf(ipath, sizeof ipath, "%s/initial.log", dir);
+    struct stat tst;
+    if (stat(path, &tst) == 0 && stat(ipath, &tst) == 0) {
+        oracle_bounds ob;
+        if (oracle_compute(ipath, path, &ob, err, sizeof err) < 0) {
+            rc = cli_bad_input("stats", "%s", err);
+        } else {
+            printf("%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64 " %9.3f\n",
+                   "oracle.ch", ob.chunks, "-", ob.instructions, "-", "-", "-", "-",
+                   ob.chunk_critical_path, ob.chunk_parallelism);
+            printf("%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64 " %9.3f\n",
+                   "oracle.in", ob.segments, "-", ob.instructions, "-", "-", "-", "-",
+                   ob.insn_critical_path, ob.insn_parallelism);
+            printf("oracle.ch: the initial log's chunks with only the %" PRIu64
+                   " true dependences (truth.deps); oracle.in: instructions cut exactly at them\n",
+                   ob.deps);
         }
     }
     rnr_manifest_free(m);
