@@ -7,12 +7,13 @@
 # make test       unit + integration tests of the current VARIANT only
 # make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 # make valgrind   the unit tests under valgrind (leaks are errors)
+# make tsan       the parallel replay's tests under ThreadSanitizer
 # make fuzz       every libFuzzer target for FUZZ_SECONDS each (clang)
 # make demo       the main job end to end (see README.md)
 # make bench      benchmarks (large inputs; not part of check)
 # make install PREFIX=/usr/local
 #
-# VARIANT=release|asan|fuzz|debug selects flags; objects go to build/VARIANT.
+# VARIANT=release|asan|tsan|fuzz|debug selects flags; objects go to build/VARIANT.
 
 VARIANT ?= release
 BUILD   := build/$(VARIANT)
@@ -35,11 +36,13 @@ OPT_debug   := -O0 -g3
 OPT_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
                -fno-sanitize-recover=all
 OPT_fuzz    := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+OPT_tsan    := -O1 -g -fsanitize=thread
 ifeq ($(VARIANT),fuzz)
 CC      := clang
 endif
 LDOPT_asan  := -fsanitize=address,undefined
 LDOPT_fuzz  := -fsanitize=address,undefined
+LDOPT_tsan  := -fsanitize=thread
 
 CFLAGS  ?=
 CPPFLAGS += -I. -MMD -MP
@@ -61,7 +64,7 @@ FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
 
 .DEFAULT_GOAL := all
-.PHONY: all check test asan valgrind valgrind-run fuzz demo demo-run bench bench-run install install-check man clean deps guest
+.PHONY: all check test asan tsan tsan-run valgrind valgrind-run fuzz demo demo-run bench bench-run install install-check man clean deps guest
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -116,6 +119,7 @@ check: deps
 	$(MAKE) VARIANT=release test
 	$(MAKE) VARIANT=debug valgrind-run
 	$(MAKE) VARIANT=asan test
+	$(MAKE) VARIANT=tsan tsan-run
 
 asan:
 	$(MAKE) VARIANT=asan test
@@ -136,6 +140,10 @@ demo-run: $(RNR)
 
 valgrind:
 	$(MAKE) VARIANT=debug valgrind-run
+
+tsan:
+	$(MAKE) guest
+	$(MAKE) VARIANT=tsan tsan-run
 
 MANPAGE := $(BUILD)/man/rnr.1
 $(MANPAGE): $(RNR) tools/mkman
