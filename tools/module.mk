@@ -9,3 +9,10 @@ $(BUILD)/obj/tools/rnr.o: CPPFLAGS += -DRNR_VERSION='"$(RNR_VERSION)"'
 $(RNR): $(tools_OBJS) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(tools_OBJS) $(ALL_LIBS) $(LDLIBS)
+
+# `make bench`: recording slowdown, log sizes, parallelism and replay time
+# per format (tools/bench-record-replay).
+BENCH_TARGETS += bench-record-replay
+.PHONY: bench-record-replay
+bench-record-replay: $(RNR) $(GUEST_BINS)
+	tools/bench-record-replay $(abspath $(RNR)) $(abspath $(GUEST_DIR))
