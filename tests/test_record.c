@@ -78,21 +78,8 @@ static const workload all_workloads[] = {
  * and fills *o. */
 static int record(tu_output *o, const char *dir, const workload *w, const char *const *opts)
 {
-    const char *a[40];
-    size_t n = 0;
-    a[n++] = "record";
-    a[n++] = "--quiet";
-    for (size_t i = 0; opts && opts[i]; i++)
-        a[n++] = opts[i];
-    a[n++] = "-o";
-    a[n++] = dir;
-    a[n++] = "--";
-    a[n++] = guest(w->name);
-    for (size_t i = 0; i < 4 && w->args[i]; i++)
-        a[n++] = w->args[i];
-    a[n] = NULL;
-    tu_rnr(o, a);
-    return o->status;
+    const char *args[5] = {w->args[0], w->args[1], w->args[2], w->args[3], NULL};
+    return tu_record(o, dir, w->name, opts, args);
 }
 
 static void compare_with_run(const workload *w, const char *seed, const char *cpus)

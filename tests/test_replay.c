@@ -43,21 +43,11 @@ static char *record(const char *tmp, const char *name, const workload *w, const 
                     tu_output *out)
 {
     char *dir = strdup(tu_path(tmp, name));
-    const char *a[40];
-    size_t n = 0;
-    a[n++] = "record";
-    a[n++] = "--quiet";
-    a[n++] = "--backend";
-    for (size_t i = 0; opts && opts[i]; i++)
-        a[n++] = opts[i];
-    a[n++] = "-o";
-    a[n++] = dir;
-    a[n++] = "--";
-    a[n++] = guest(w->name);
-    for (size_t i = 0; i < 4 && w->args[i]; i++)
-        a[n++] = w->args[i];
-    a[n] = NULL;
-    tu_rnr(out, a);
+    const char *o2[24] = {"--backend"};
+    for (size_t i = 0; opts && opts[i] && i < 22; i++)
+        o2[i + 1] = opts[i];
+    const char *args[5] = {w->args[0], w->args[1], w->args[2], w->args[3], NULL};
+    tu_record(out, dir, w->name, o2, args);
     ck_assert_msg(out->status == 0 || out->status == 7, "%s: record exit %d: %.500s", w->name,
                   out->status, out->err);
     return dir;

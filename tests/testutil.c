@@ -91,6 +91,26 @@ void tu_rnr(tu_output *o, const char *const *args)
     tu_run(argv, NULL, o);
 }
 
+int tu_record(tu_output *o, const char *dir, const char *prog, const char *const *opts,
+              const char *const *args)
+{
+    const char *a[48];
+    size_t n = 0;
+    a[n++] = "record";
+    a[n++] = "--quiet";
+    for (size_t i = 0; opts && opts[i] && i < 16; i++)
+        a[n++] = opts[i];
+    a[n++] = "-o";
+    a[n++] = dir;
+    a[n++] = "--";
+    a[n++] = tu_path(tu_env("RNR_GUEST_DIR"), prog);
+    for (size_t i = 0; args && args[i] && i < 16; i++)
+        a[n++] = args[i];
+    a[n] = NULL;
+    tu_rnr(o, a);
+    return o->status;
+}
+
 void tu_output_free(tu_output *o)
 {
     free(o->out);

@@ -20,6 +20,10 @@ void tu_run(const char *const *argv, const char *stdin_path, tu_output *o);
 /* Runs the rnr front end under test with ARGS (NULL-terminated). */
 void tu_rnr(tu_output *o, const char *const *args);
 void tu_output_free(tu_output *o);
+/* Runs `rnr record --quiet OPTS -o DIR -- $RNR_GUEST_DIR/PROG ARGS` (OPTS
+ * and ARGS NULL-terminated or NULL; at most 16 each); returns the status. */
+int tu_record(tu_output *o, const char *dir, const char *prog, const char *const *opts,
+              const char *const *args);
 /* Number of lines in S. */
 size_t tu_count_lines(const char *s);
 
