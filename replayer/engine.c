@@ -71,7 +71,8 @@ typedef struct engine {
     rp_result *res;
     rp_exec_fn fn;
     void *ctx;
-    void (*progress)(void *ctx, uint64_t chunks, uint64_t insns);
+    void (*progress)(void *pctx, uint64_t chunks, uint64_t insns);
+    void *pctx;
     uint64_t next_progress;
     _Atomic uint64_t gen;      /* bumped at every completion: what spinners watch */
     double busy;
@@ -176,8 +177,8 @@ static void complete(engine *e, slot *s)
     free(s);
     atomic_fetch_add_explicit(&e->gen, 1, memory_order_relaxed);
     if (e->progress && e->chunks >= e->next_progress) {
-        e->next_progress = e->chunks + 4096;
-        e->progress(e->ctx, e->chunks, e->insns);
+        e->next_progress = e->chunks + 256;
+        e->progress(e->pctx, e->chunks, e->insns);
     }
 }
 
@@ -271,7 +272,7 @@ static void *worker(void *arg)
 }
 
 int rp_replay(rnr_reader *log, unsigned workers, uint64_t window, rp_exec_fn fn, void *ctx,
-              void (*progress)(void *ctx, uint64_t chunks, uint64_t instructions),
+              void (*progress)(void *pctx, uint64_t chunks, uint64_t instructions), void *pctx,
               rp_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -297,6 +298,7 @@ int rp_replay(rnr_reader *log, unsigned workers, uint64_t window, rp_exec_fn fn,
     e.fn = fn;
     e.ctx = ctx;
     e.progress = progress;
+    e.pctx = pctx;
     if (workers < 1)
         workers = 1;
     pthread_t *t = xcalloc(workers, sizeof *t);

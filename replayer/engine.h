@@ -47,10 +47,10 @@ typedef struct rp_result {
  * also above the host's cores: waiting workers block). At most WINDOW
  * chunks are held at once (0 = 65536): MaxPar and Stitched logs are
  * written in a topological order, so a window never stalls a valid log.
- * PROGRESS, if not NULL, is called now and then by one worker with the
- * chunks and instructions done. Fills *out; returns out->status. */
+ * PROGRESS, if not NULL, is called now and then (under the engine's lock:
+ * keep it short) with PCTX and the chunks and instructions done. Fills *out; returns out->status. */
 int rp_replay(rnr_reader *log, unsigned workers, uint64_t window, rp_exec_fn fn, void *ctx,
-              void (*progress)(void *ctx, uint64_t chunks, uint64_t instructions),
+              void (*progress)(void *pctx, uint64_t chunks, uint64_t instructions), void *pctx,
               rp_result *out);
 
 #endif

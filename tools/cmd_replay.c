@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "formats/log.h"
@@ -32,6 +33,28 @@ const char cmd_replay_help[] =
     "Exit status: 0 the replay reproduced the recording; 1 it diverged (the\n"
     "first chunk that differs is named) or the logs cannot be replayed\n"
     "(a deadlock of tokens); 2 bad usage or a bad bundle.\n";
+
+/* Progress on a terminal: one rewritten line, at most twice a second. */
+static double last_report;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void on_progress(void *ctx, uint64_t chunks, uint64_t insns)
+{
+    uint64_t total = *(const uint64_t *)ctx;
+    double t = now_s();
+    if (t - last_report < 0.5)
+        return;
+    last_report = t;
+    fprintf(stderr, "\rrnr replay: %" PRIu64 " chunks, %" PRIu64 " of %" PRIu64 " instructions (%.0f%%)   ",
+            chunks, insns, total, total ? 100.0 * (double)insns / (double)total : 0.0);
+    fflush(stderr);
+}
 
 static int run_chunk(void *ctx, unsigned w, const rp_chunk *c, char *msg, size_t msglen)
 {
@@ -102,7 +125,12 @@ int cmd_replay(int argc, char **argv)
                              rnr_log_kind_name(rnr_reader_header(r)->kind), format);
     }
     rp_result res;
-    rp_replay(r, (unsigned)workers, 0, run_chunk, x, NULL, &res);
+    uint64_t total = rp_exec_instructions(x);
+    int progress = !quiet && isatty(STDERR_FILENO);
+    last_report = now_s();
+    rp_replay(r, (unsigned)workers, 0, run_chunk, x, progress ? on_progress : NULL, &total, &res);
+    if (progress)
+        fputs("\r\033[K", stderr);
     rnr_reader_close(r);
     int status = RNR_EXIT_OK;
     if (res.status == RP_BAD_LOG) {
