@@ -23,6 +23,11 @@ struct sig {
     sig_slot *slot;
     uint32_t cap;          /* power of two */
     uint32_t gen;          /* current generation, >= 1 */
+    /* exact: a 1024-bit summary of the set (one hashed bit per line), so
+     * that a test of a line not in the set (the common case: every snoop
+     * checks every cluster of every other core) usually costs one load
+     * instead of a probe of the table. No false negatives. */
+    uint64_t summary[16];
     /* Bloom */
     uint64_t *bits;
 };
@@ -71,6 +76,7 @@ void sig_clear(sig *s)
         memset(s->bits, 0, s->bloom_bits / 8);
         return;
     }
+    memset(s->summary, 0, sizeof s->summary);
     if (++s->gen == 0) {              /* wrapped: forget every old slot */
         memset(s->slot, 0, (size_t)s->cap * sizeof *s->slot);
         s->gen = 1;
@@ -116,6 +122,8 @@ void sig_insert(sig *s, uint64_t line)
         s->count++;
         return;
     }
+    uint32_t sb = (uint32_t)(mix64(line) >> 54);   /* the top 10 bits: the summary bit */
+    s->summary[sb >> 6] |= 1ull << (sb & 63);
     sig_slot *d = find(s, line);
     if (d->gen == s->gen)
         return;
@@ -139,6 +147,9 @@ int sig_test(const sig *s, uint64_t line)
         }
         return 1;
     }
+    uint32_t sb = (uint32_t)(mix64(line) >> 54);
+    if (!(s->summary[sb >> 6] & (1ull << (sb & 63))))
+        return 0;
     return find(s, line)->gen == s->gen;
 }
 
