@@ -1,59 +1,144 @@
-/* replayer/input.c: the input log split per thread (replayer/input.h). */
+/* replayer/input.c: the input log split per thread (replayer/input.h),
+ * streamed: records are read from the file when a thread needs one that
+ * has not been read yet, and the records of other threads met on the way
+ * wait in their threads' queues. Memory is what the threads are apart in
+ * the log, not its length. One mutex guards the reader and the queues. */
+#include <stdio.h>
 #include "replayer/input.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rru/alloc.h"
 
+/* Records read ahead at most while looking for a chunk's check. */
+#define CHECK_LOOKAHEAD 4096
+
 typedef struct rp_check {
     uint64_t instret, pc, hash;
 } rp_check;
 
-typedef struct rp_stream {
-    rnr_input_record *rec;    /* data points into the stream's own bytes */
-    size_t n, cap, next;
+/* A FIFO of records (data copied) or checks. */
+typedef struct rp_queue {
+    rnr_input_record *rec;
+    size_t head, n, cap;       /* live records: rec[head .. head+n) modulo cap */
     rp_check *chk;
-    size_t nchk, capchk, nextchk;
-} rp_stream;
+    size_t chead, nchk, capchk;
+} rp_queue;
 
 struct rp_input {
+    rnr_reader *r;
+    int eof, failed;
+    char error[RNR_ERR_MAX];
     rnr_log_header h;
-    rp_stream *s;             /* indexed by tid - base */
-    uint32_t base, ns;
+    pthread_mutex_t mu;
+    rp_queue *q;               /* indexed by tid - base */
+    uint32_t base, nq;
     rnr_input_record start;
     int has_start;
     uint8_t *start_data;
+    uint64_t held, peak;       /* records queued now, at most */
 };
 
-static rp_stream *stream_of(rp_input *in, uint32_t tid)
+static rp_queue *queue_of(rp_input *in, uint32_t tid, int create)
 {
-    if (tid < in->base || tid - in->base >= in->ns)
-        return NULL;
-    return &in->s[tid - in->base];
+    if (in->nq == 0) {
+        if (!create)
+            return NULL;
+        in->base = tid;
+    }
+    if (tid < in->base) {
+        if (!create)
+            return NULL;
+        uint32_t d = in->base - tid;
+        in->q = xrealloc(in->q, (in->nq + d) * sizeof *in->q);
+        memmove(in->q + d, in->q, in->nq * sizeof *in->q);
+        memset(in->q, 0, d * sizeof *in->q);
+        in->nq += d;
+        in->base = tid;
+    }
+    if (tid - in->base >= in->nq) {
+        if (!create)
+            return NULL;
+        uint32_t n = tid - in->base + 1;
+        in->q = xrealloc(in->q, n * sizeof *in->q);
+        memset(in->q + in->nq, 0, (n - in->nq) * sizeof *in->q);
+        in->nq = n;
+    }
+    return &in->q[tid - in->base];
 }
 
-static rp_stream *stream_add(rp_input *in, uint32_t tid)
+static void push_record(rp_input *in, rp_queue *q, const rnr_input_record *rec)
 {
-    if (in->ns == 0)
-        in->base = tid;
-    if (tid < in->base) {
-        /* A smaller tid than the first: shift (does not happen with the
-         * recorder's tids, which start with the main thread's). */
-        uint32_t d = in->base - tid;
-        in->s = xrealloc(in->s, (in->ns + d) * sizeof *in->s);
-        memmove(in->s + d, in->s, in->ns * sizeof *in->s);
-        memset(in->s, 0, d * sizeof *in->s);
-        in->ns += d;
-        in->base = tid;
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 16;
+        rnr_input_record *v = xmalloc(cap * sizeof *v);
+        for (size_t i = 0; i < q->n; i++)
+            v[i] = q->rec[(q->head + i) % (q->cap ? q->cap : 1)];
+        free(q->rec);
+        q->rec = v;
+        q->cap = cap;
+        q->head = 0;
     }
-    if (tid - in->base >= in->ns) {
-        uint32_t n = tid - in->base + 1;
-        in->s = xrealloc(in->s, n * sizeof *in->s);
-        memset(in->s + in->ns, 0, (n - in->ns) * sizeof *in->s);
-        in->ns = n;
+    rnr_input_record r = *rec;
+    if (r.len) {
+        uint8_t *d = xmalloc(r.len);
+        memcpy(d, rec->data, r.len);
+        r.data = d;
+    } else {
+        r.data = NULL;
     }
-    return &in->s[tid - in->base];
+    q->rec[(q->head + q->n) % q->cap] = r;
+    q->n++;
+    if (++in->held > in->peak)
+        in->peak = in->held;
+}
+
+static void push_check(rp_queue *q, const rnr_input_record *rec)
+{
+    if (q->nchk == q->capchk) {
+        size_t cap = q->capchk ? 2 * q->capchk : 16;
+        rp_check *v = xmalloc(cap * sizeof *v);
+        for (size_t i = 0; i < q->nchk; i++)
+            v[i] = q->chk[(q->chead + i) % (q->capchk ? q->capchk : 1)];
+        free(q->chk);
+        q->chk = v;
+        q->capchk = cap;
+        q->chead = 0;
+    }
+    q->chk[(q->chead + q->nchk) % q->capchk] = (rp_check){rec->nr, (uint64_t)rec->value, rec->addr};
+    q->nchk++;
+}
+
+/* Reads one record into its queue; 0 at the end of the log or on error. */
+static int read_one(rp_input *in)
+{
+    if (in->eof || in->failed)
+        return 0;
+    rnr_input_record rec;
+    int rc = rnr_reader_next_input(in->r, &rec);
+    if (rc <= 0) {
+        in->eof = 1;
+        if (rc < 0) {
+            in->failed = 1;
+            snprintf(in->error, sizeof in->error, "%s", rnr_reader_error(in->r));
+        }
+        return 0;
+    }
+    rp_queue *q = queue_of(in, rec.tid, 1);
+    if (rec.type == RNR_IN_START) {
+        in->start = rec;
+        in->start_data = xmalloc(rec.len ? rec.len : 1);
+        memcpy(in->start_data, rec.data, rec.len);
+        in->start.data = in->start_data;
+        in->has_start = 1;
+    } else if (rec.type == RNR_IN_CHECK) {
+        push_check(q, &rec);
+    } else {
+        push_record(in, q, &rec);
+    }
+    return 1;
 }
 
 rp_input *rp_input_load(const char *path, char *err, size_t errlen)
@@ -62,54 +147,39 @@ rp_input *rp_input_load(const char *path, char *err, size_t errlen)
     if (!r)
         return NULL;
     rp_input *in = xcalloc(1, sizeof *in);
+    in->r = r;
     in->h = *rnr_reader_header(r);
+    pthread_mutex_init(&in->mu, NULL);
     if (in->h.kind != RNR_LOG_INPUT) {
         snprintf(err, errlen, "%s: a %s log, not an input log", path, rnr_log_kind_name(in->h.kind));
-        rnr_reader_close(r);
+        rp_input_free(in);
+        return NULL;
+    }
+    /* A replay needs the whole log: one pass over it first (no record
+     * kept) finds a damaged or truncated log before anything runs. */
+    rnr_reader *scan = rnr_reader_open(path, err, errlen);
+    if (!scan) {
         rp_input_free(in);
         return NULL;
     }
     rnr_input_record rec;
     int rc;
-    while ((rc = rnr_reader_next_input(r, &rec)) == 1) {
-        if (rec.type == RNR_IN_START) {
-            in->start = rec;
-            in->start_data = xmalloc(rec.len);
-            memcpy(in->start_data, rec.data, rec.len);
-            in->start.data = in->start_data;
-            in->has_start = 1;
-            stream_add(in, rec.tid);
-            continue;
-        }
-        rp_stream *s = stream_add(in, rec.tid);
-        if (rec.type == RNR_IN_CHECK) {
-            if (s->nchk == s->capchk) {
-                s->capchk = s->capchk ? 2 * s->capchk : 64;
-                s->chk = xrealloc(s->chk, s->capchk * sizeof *s->chk);
-            }
-            s->chk[s->nchk++] = (rp_check){rec.nr, (uint64_t)rec.value, rec.addr};
-            continue;
-        }
-        if (s->n == s->cap) {
-            s->cap = s->cap ? 2 * s->cap : 64;
-            s->rec = xrealloc(s->rec, s->cap * sizeof *s->rec);
-        }
-        if (rec.len) {
-            uint8_t *d = xmalloc(rec.len);
-            memcpy(d, rec.data, rec.len);
-            rec.data = d;
-        } else {
-            rec.data = NULL;
-        }
-        s->rec[s->n++] = rec;
-    }
+    while ((rc = rnr_reader_next_input(scan, &rec)) == 1)
+        ;
     if (rc < 0) {
-        snprintf(err, errlen, "%s", rnr_reader_error(r));
-        rnr_reader_close(r);
+        snprintf(err, errlen, "%s", rnr_reader_error(scan));
+        rnr_reader_close(scan);
         rp_input_free(in);
         return NULL;
     }
-    rnr_reader_close(r);
+    rnr_reader_close(scan);
+    /* The START record comes first (the process's start). */
+    read_one(in);
+    if (in->failed) {
+        snprintf(err, errlen, "%s", in->error);
+        rp_input_free(in);
+        return NULL;
+    }
     return in;
 }
 
@@ -117,54 +187,90 @@ void rp_input_free(rp_input *in)
 {
     if (!in)
         return;
-    for (uint32_t i = 0; i < in->ns; i++) {
-        for (size_t k = 0; k < in->s[i].n; k++)
-            free((void *)in->s[i].rec[k].data);
-        free(in->s[i].rec);
-        free(in->s[i].chk);
+    for (uint32_t i = 0; i < in->nq; i++) {
+        rp_queue *q = &in->q[i];
+        for (size_t k = 0; k < q->n; k++)
+            free((void *)q->rec[(q->head + k) % q->cap].data);
+        free(q->rec);
+        free(q->chk);
     }
-    free(in->s);
+    free(in->q);
     free(in->start_data);
+    if (in->r)
+        rnr_reader_close(in->r);
+    pthread_mutex_destroy(&in->mu);
     free(in);
 }
 
 const rnr_log_header *rp_input_header(const rp_input *in) { return &in->h; }
 const rnr_input_record *rp_input_start(const rp_input *in) { return in->has_start ? &in->start : NULL; }
 
+uint64_t rp_input_peak(const rp_input *in) { return in->peak; }
+
+/* TID's queue with at least one record (reading on as needed), or NULL. */
+static rp_queue *ready_queue(rp_input *in, uint32_t tid)
+{
+    rp_queue *q = queue_of(in, tid, 0);
+    while ((!q || q->n == 0) && read_one(in))
+        q = queue_of(in, tid, 0);
+    return q && q->n ? q : NULL;
+}
+
 int rp_input_peek(rp_input *in, uint32_t tid, rnr_input_record *out)
 {
-    rp_stream *s = stream_of(in, tid);
-    if (!s || s->next >= s->n)
-        return 0;
-    *out = s->rec[s->next];
-    return 1;
+    pthread_mutex_lock(&in->mu);
+    rp_queue *q = ready_queue(in, tid);
+    if (q)
+        *out = q->rec[q->head];
+    pthread_mutex_unlock(&in->mu);
+    return q != NULL;
 }
 
 void rp_input_take(rp_input *in, uint32_t tid)
 {
-    rp_stream *s = stream_of(in, tid);
-    if (s && s->next < s->n)
-        s->next++;
-}
-
-uint64_t rp_input_left(const rp_input *in, uint32_t tid)
-{
-    const rp_stream *s = stream_of((rp_input *)in, tid);
-    return s ? s->n - s->next : 0;
+    pthread_mutex_lock(&in->mu);
+    rp_queue *q = ready_queue(in, tid);
+    if (q) {
+        free((void *)q->rec[q->head].data);
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        in->held--;
+    }
+    pthread_mutex_unlock(&in->mu);
 }
 
 int rp_input_check(rp_input *in, uint32_t tid, uint64_t instret, uint64_t *pc, uint64_t *hash)
 {
-    rp_stream *s = stream_of(in, tid);
-    if (!s)
-        return 0;
-    while (s->nextchk < s->nchk && s->chk[s->nextchk].instret < instret)
-        s->nextchk++;
-    if (s->nextchk < s->nchk && s->chk[s->nextchk].instret == instret) {
-        *pc = s->chk[s->nextchk].pc;
-        *hash = s->chk[s->nextchk].hash;
-        s->nextchk++;
-        return 1;
+    pthread_mutex_lock(&in->mu);
+    int found = 0, looked = 0;
+    for (;;) {
+        rp_queue *q = queue_of(in, tid, 0);
+        /* Read on until this thread has a check at or past INSTRET, or a
+         * record that comes after that point in its program order. */
+        while (q && q->nchk && q->chk[q->chead].instret < instret) {
+            q->chead = (q->chead + 1) % q->capchk;
+            q->nchk--;
+        }
+        if (q && q->nchk) {
+            if (q->chk[q->chead].instret == instret) {
+                *pc = q->chk[q->chead].pc;
+                *hash = q->chk[q->chead].hash;
+                q->chead = (q->chead + 1) % q->capchk;
+                q->nchk--;
+                found = 1;
+            }
+            break;
+        }
+        /* No check queued: one may still be in the file, unless the
+         * thread's other records already reach past this point. Reading on
+         * for it is bounded (a chunk end without a check, the thread's last
+         * one for example, must not pull the rest of the log in): a check
+         * not found within that is not compared. */
+        if ((q && q->n) || ++looked > CHECK_LOOKAHEAD)
+            break;
+        if (!read_one(in))
+            break;
     }
-    return 0;
+    pthread_mutex_unlock(&in->mu);
+    return found;
 }
