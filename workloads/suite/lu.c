@@ -8,7 +8,7 @@
  * so two barriers per step suffice.)
  *
  * Usage: lu [-t THREADS] [-s small|large|N]   N the matrix order
- * (small 160, large 512; 8 threads by default).
+ * (small 160, large 384; 8 threads by default).
  *
  * Check: the residual max |L*U - A| (computed in parallel over rows, A
  * regenerated from its seed) relative to max |A| must stay under a
@@ -147,7 +147,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    opt = suite_parse(argc, argv, "lu", "the matrix order", 160, 512);
+    opt = suite_parse(argc, argv, "lu", "the matrix order", 160, 384);
     n = opt.size;
     nb = (n + B - 1) / B;
     for (grid_rows = 1; (grid_rows + 1) * (grid_rows + 1) <= opt.threads; grid_rows++)

@@ -8,7 +8,7 @@
  * to stop. Neighbouring bands read each other's edge rows.
  *
  * Usage: ocean [-t THREADS] [-s small|large|N]   N interior cells per side
- * (small 48, large 256; 8 threads by default).
+ * (small 48, large 128; 8 threads by default).
  *
  * The right-hand side is chosen so that the exact discrete solution is
  * sin(pi x) sin(pi y). Check: the iteration converges (largest change under
@@ -78,7 +78,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    opt = suite_parse(argc, argv, "ocean", "interior cells per side", 48, 256);
+    opt = suite_parse(argc, argv, "ocean", "interior cells per side", 48, 128);
     n = opt.size;
     side = n + 2;
     double h = 1.0 / (double)(n + 1);

@@ -7,7 +7,7 @@
  * all over the destination: threads' writes meet in shared cache lines.
  *
  * Usage: radix [-t THREADS] [-s small|large|N]   N keys
- * (small 131072, large 4194304; 8 threads by default).
+ * (small 131072, large 2097152; 8 threads by default).
  *
  * Check: the output is sorted and is a permutation of the input (an
  * order-independent sum of hashed keys must match). The sort is stable and
@@ -93,7 +93,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    opt = suite_parse(argc, argv, "radix", "keys", 131072, 4194304);
+    opt = suite_parse(argc, argv, "radix", "keys", 131072, 2097152);
     nkeys = opt.size;
     keys[0] = suite_alloc((size_t)nkeys, sizeof(uint32_t));
     keys[1] = suite_alloc((size_t)nkeys, sizeof(uint32_t));

@@ -8,7 +8,7 @@
  * are empty; a global atomic count of unfinished tasks says when to stop.
  *
  * Usage: taskq [-t THREADS] [-s small|large|N]   an N x N board, 1 <= N <= 18
- * (small 11, large 14; 8 threads by default).
+ * (small 11, large 13; 8 threads by default).
  *
  * Check: the count equals the known number of solutions, exactly. Which
  * thread runs which task depends on the interleaving, but the set of tasks
@@ -125,7 +125,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    opt = suite_parse(argc, argv, "taskq", "board size, 1 to 18", 11, 14);
+    opt = suite_parse(argc, argv, "taskq", "board size, 1 to 18", 11, 13);
     if (opt.size > 18)
         suite_usage(opt.name, "board size, 1 to 18");
     board = (int)opt.size;
