@@ -1,5 +1,6 @@
 # workloads/: guest programs, static riscv64 Linux binaries built with the
-# cross compiler into build/guest/NAME (one .c file each).
+# cross compiler into build/guest/NAME (one .c file each), and the research
+# suite, workloads/suite/NAME.c into build/guest/suite/NAME.
 GUEST_DIR    := build/guest
 GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Werror -std=gnu11
 guest_SRCS   := $(sort $(wildcard workloads/*.c))
