@@ -138,8 +138,7 @@ static void *worker(void *arg)
     for (long i = lo * m; i < hi * m; i++) {
         cplx y = buf_b[i], x = input[i];
         double e = hypot(y.re / (double)npoints - x.re, y.im / (double)npoints - x.im);
-        if (!(e <= worst))
-            worst = e;
+        worst = suite_worse(worst, e);
     }
     thread_err[id] = worst;
     return NULL;
@@ -173,9 +172,9 @@ int main(int argc, char **argv)
 
     double dft_err = 0, roundtrip_err = 0;
     for (int s = 0; s < SAMPLES; s++)
-        dft_err = fmax(dft_err, sample_err[s]);
+        dft_err = suite_worse(dft_err, sample_err[s]);
     for (int t = 0; t < opt.threads; t++)
-        roundtrip_err = isnan(thread_err[t]) ? thread_err[t] : fmax(roundtrip_err, thread_err[t]);
+        roundtrip_err = suite_worse(roundtrip_err, thread_err[t]);
     uint64_t h = SUITE_FNV_START;
     for (long r = 0; r < m; r++)
         h = suite_fnv(h, &row_hash[r], sizeof row_hash[r]);

@@ -135,9 +135,7 @@ static void *worker(void *arg)
             }
         }
         for (long j = 0; j < n; j++) {
-            double e = fabs(acc[j] - original(i, j));
-            if (!(e <= worst))
-                worst = e;
+            worst = suite_worse(worst, fabs(acc[j] - original(i, j)));
         }
     }
     free(acc);
@@ -161,7 +159,7 @@ int main(int argc, char **argv)
 
     double resid = 0;
     for (int t = 0; t < opt.threads; t++)
-        resid = isnan(thread_resid[t]) || isnan(resid) ? NAN : fmax(resid, thread_resid[t]);
+        resid = suite_worse(resid, thread_resid[t]);
     resid /= (double)n + 1;     /* max |A| */
     uint64_t h = SUITE_FNV_START;
     for (long i = 0; i < n; i++)

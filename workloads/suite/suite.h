@@ -141,6 +141,13 @@ static inline double suite_unit(uint64_t seed, uint64_t index)
     return (double)(suite_random(seed, index) >> 11) * 0x1p-53;
 }
 
+/* The larger of two errors, or NaN if either is NaN, so that a NaN
+ * anywhere fails the tolerance test that follows. */
+static inline double suite_worse(double a, double b)
+{
+    return a != a || b != b ? a + b : a > b ? a : b;
+}
+
 /* FNV-1a over bytes, for result checksums. Start with SUITE_FNV_START. */
 #define SUITE_FNV_START 0xcbf29ce484222325ull
 static inline uint64_t suite_fnv(uint64_t h, const void *data, size_t n)

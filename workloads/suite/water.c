@@ -184,11 +184,11 @@ int main(int argc, char **argv)
     static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
     double spacing = box / (double)per_side, mean[3] = {0, 0, 0};
     for (long m = 0; m < nmol; m++) {
-        long site = m, cell = site / 4;
+        long cell = m / 4;
         long corner[3] = {cell % per_side, cell / per_side % per_side, cell / per_side / per_side};
         for (int c = 0; c < 3; c++) {
             double jitter = 0.05 * (suite_unit(SEED, 6 * (uint64_t)m + (uint64_t)c) - 0.5);
-            mol[m].pos[c] = spacing * ((double)corner[c] + 0.25 + basis[site % 4][c] + jitter);
+            mol[m].pos[c] = spacing * ((double)corner[c] + 0.25 + basis[m % 4][c] + jitter);
             mol[m].vel[c] = 2 * suite_unit(SEED, 6 * (uint64_t)m + 3 + (uint64_t)c) - 1;
             mean[c] += mol[m].vel[c] / (double)nmol;
         }
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
         double p = 0;
         for (long m = 0; m < nmol; m++)
             p += mol[m].vel[c];
-        momentum = fmax(momentum, fabs(p));
+        momentum = suite_worse(momentum, fabs(p));
     }
     double energy = to_double(potential) + kinetic, drift = fabs(energy - initial_energy) / kinetic;
     uint64_t h = SUITE_FNV_START;
