@@ -1,15 +1,24 @@
 # workloads/: guest programs, static riscv64 Linux binaries built with the
-# cross compiler into build/guest/NAME (one .c file each).
+# cross compiler into build/guest/NAME (one .c file each), and the research
+# suite, workloads/suite/NAME.c into build/guest/suite/NAME.
 GUEST_DIR    := build/guest
 GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Werror -std=gnu11
 guest_SRCS   := $(sort $(wildcard workloads/*.c))
 guest_ASM    := $(sort $(wildcard workloads/*.S))
 GUEST_BINS   := $(patsubst workloads/%.c,$(GUEST_DIR)/%,$(guest_SRCS)) \
                 $(patsubst workloads/%.S,$(GUEST_DIR)/%,$(guest_ASM))
+# The research suite (docs/suite.md): workloads/suite/NAME.c -> build/guest/suite/NAME.
+suite_SRCS   := $(sort $(wildcard workloads/suite/*.c))
+SUITE_BINS   := $(patsubst workloads/suite/%.c,$(GUEST_DIR)/suite/%,$(suite_SRCS))
+GUEST_BINS   += $(SUITE_BINS)
 
 guest: $(GUEST_BINS)
 
 $(GUEST_DIR)/%: workloads/%.c
+	@mkdir -p $(dir $@)
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $< -lm
+
+$(GUEST_DIR)/suite/%: workloads/suite/%.c workloads/suite/suite.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $< -lm
 
