@@ -158,6 +158,45 @@ START_TEST(suite_programs_reject_bad_usage)
 }
 END_TEST
 
+/* The research pipeline on each program's small size: recorded on 8 CPUs
+ * with the truth and the backend, every format verified against every
+ * real conflict, and replayed from MaxPar on 2 workers and StSerial on 1,
+ * each replay reproducing the recording (rnr replay compares). */
+START_TEST(suite_program_is_recorded_verified_and_replayed)
+{
+    const struct program *p = &programs[_i];
+    const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+    if (under_valgrind() || ((m && atoi(m) > 1) && !p->light))
+        return;   /* the sanitizers and valgrind take the lightest one */
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    char prog[64];
+    snprintf(prog, sizeof prog, "suite/%s", p->name);
+    tu_output o;
+    const char *opts[] = {"-n", "8", "--seed", "5", "--truth", "--backend", NULL};
+    ck_assert_msg(tu_record(&o, dir, prog, opts, NULL) == 0, "%s: %s", p->name, o.err);
+    assert_line_shape(p, o.out);
+    tu_output_free(&o);
+    static const char *const formats[] = {"maxpar", "stitched", "serial", "stserial"};
+    for (int f = 0; f < 4; f++) {
+        tu_rnr(&o, (const char *[]){"verify", dir, formats[f], NULL});
+        ck_assert_msg(o.status == 0 && strstr(o.out, "ground-truth"), "%s %s: %s%s", p->name,
+                      formats[f], o.out, o.err);
+        tu_output_free(&o);
+    }
+    tu_rnr(&o, (const char *[]){"replay", "-j", "2", dir, NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "verified"), "%s: %s", p->name, o.err);
+    assert_line_shape(p, o.out);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"replay", "-j", "1", "--format", "stserial", "--quiet", dir, NULL});
+    ck_assert_msg(o.status == 0, "%s: %s", p->name, o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 TU_SUITE(suite)
 {
     Suite *s = suite_create("suite");
@@ -167,5 +206,7 @@ TU_SUITE(suite)
     tcase_add_test(tc, suite_programs_reject_bad_usage);
     tc = tu_tcase(s, "independence", 60);
     tcase_add_loop_test(tc, suite_program_result_does_not_depend_on_cores_or_threads, 0, PROGRAMS);
+    tc = tu_tcase(s, "pipeline", 120);
+    tcase_add_loop_test(tc, suite_program_is_recorded_verified_and_replayed, 0, PROGRAMS);
     return s;
 }
