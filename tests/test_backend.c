@@ -612,6 +612,46 @@ START_TEST(maxpar_survives_random_logs_that_break_its_assumptions)
 }
 END_TEST
 
+/* The destination of a dependence recorded at t is the first chunk of its
+ * CPU with TS strictly larger than t: a chunk that ended at t (X1) ended
+ * before the access at t, so the token goes to X2. Both ways MaxPar finds
+ * it: by binary search (A arrives after X1 and X2) and from the waiting
+ * list (A arrives first). ">= t" would pick X1 (and merge X1 into X2);
+ * verify's own rule must accept the token on X2 alone. */
+START_TEST(maxpar_destination_is_the_first_chunk_with_a_larger_timestamp)
+{
+    static const ispec later[] = {
+        { 1, 11, 200, 40, NULL },        /* X1: ended at 200 */
+        { 1, 11, 300, 60, NULL },        /* X2 */
+        { 0, 10, 150, 50, "1@200" },     /* A: a dependence to cpu 1 at exactly 200 */
+        { 0, 10, 900, 10, NULL },
+        { 1, 11, 950, 10, NULL },
+    };
+    static const ispec sooner[] = {
+        { 0, 10, 150, 50, "1@200" },
+        { 1, 11, 200, 40, NULL },
+        { 1, 11, 300, 60, NULL },
+        { 0, 10, 900, 10, NULL },
+        { 1, 11, 950, 10, NULL },
+    };
+    /* X2 carries the token (and takes the last chunk of cpu 1 in). */
+    static const char *const want[] = {
+        "cpu 0 tid 10 cs 50 stv 1", "cpu 1 tid 11 cs 40", "cpu 0 tid 10 cs 10",
+        "cpu 1 tid 11 cs 70 ptv 0:1",
+    };
+    const ispec *logs[2] = { later, sooner };
+    for (int i = 0; i < 2; i++) {
+        rnr_membuf in = initial_log(2, 100000, logs[i], 5);
+        rnr_membuf mp = run(PASS_MAXPAR, &in, NULL);
+        expect_records(&mp, want, 4);
+        verify_report rep = check(&in, &mp);
+        ck_assert_msg(rep.ok, "%s", rep.message);
+        free(in.data);
+        free(mp.data);
+    }
+}
+END_TEST
+
 TU_SUITE(backend)
 {
     Suite *s = suite_create("backend");
@@ -620,6 +660,7 @@ TU_SUITE(backend)
     tcase_add_test(tc, maxpar_drops_crossing_edge);
     tcase_add_test(tc, maxpar_drops_edge_with_the_same_destination_as_a_later_one);
     tcase_add_test(tc, maxpar_waits_for_the_latest_dependence_time_before_writing);
+    tcase_add_test(tc, maxpar_destination_is_the_first_chunk_with_a_larger_timestamp);
     tcase_add_test(tc, maxpar_rejects_logs_that_break_bounded_silence);
     tcase_add_test(tc, maxpar_without_msp_writes_at_the_end);
     tcase_add_loop_test(tc, maxpar_survives_random_logs_that_break_its_assumptions, 0, 10);
