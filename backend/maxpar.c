@@ -680,6 +680,10 @@ int maxpar_finish(maxpar *m)
             if (emit(m, &x->held.c) < 0)
                 return -1;
         }
+        /* Early tokens no later chunk of this cpu claimed: Unrelated
+         * dependences (the cpu never ran monitored code again). */
+        for (uint32_t q = 0; x->early && q < m->cpus; q++)
+            m->st.early_unclaimed += x->early[q];
     }
     return 0;
 }

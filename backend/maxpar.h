@@ -23,6 +23,7 @@ typedef struct maxpar_stats {
     uint64_t dependences;      /* SV entries read */
     uint64_t tokens;           /* STV bits written */
     uint64_t early_tokens;     /* of those, sent before the destination chunk was dumped */
+    uint64_t early_unclaimed;  /* of those, never awaited: their cpu dumped no later chunk */
     uint64_t dropped_later;    /* edges implied by a later chunk's edge to the same CPU at an
                                   earlier or equal time (would cross or duplicate) */
     uint64_t dropped_same;     /* edges implied by a later chunk's edge to the same destination */

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/maxpar.h"
 #include "backend/metrics.h"
 #include "formats/dump.h"
 #include "formats/manifest.h"
@@ -25,7 +27,12 @@ const char cmd_stats_help[] =
     "parallelism (instructions / critical path), and the simulated replay time in\n"
     "cycles on W = 1, 2, 4, ... up to the recorded CPU count replay CPUs at 1 IPC,\n"
     "a token taking --token-latency cycles (default 100) from sender to receiver\n"
-    "(docs/backend.md, \"Metrics\").\n";
+    "(docs/backend.md, \"Metrics\").\n"
+    "Initial logs also get: chunks and instructions per CPU, the mean chunk\n"
+    "size, the count of each termination reason, SV entries per chunk, and what\n"
+    "MaxPar makes of the dependences (run in memory): tokens, Early ones (sent\n"
+    "through the Early Token Vector), Unrelated ones discarded (their CPU never\n"
+    "dumps a later chunk), ones dropped as implied by another, merged chunks.\n";
 
 static uint64_t token_latency = 100;
 
@@ -81,6 +88,73 @@ static void print_file(const char *path, const rnr_log_summary *s)
         printf("tokens: %" PRIu64 "\ntokens_awaited: %" PRIu64 "\n", s->tokens, s->tokens_awaited);
     if (kind == RNR_LOG_INPUT)
         printf("mem_bytes: %" PRIu64 "\n", s->mem_bytes);
+}
+
+static int discard_chunk(void *ctx, const rnr_final_chunk *c)
+{
+    (void)ctx;
+    (void)c;
+    return 0;
+}
+
+/* For an initial log: chunks and instructions per CPU, the mean chunk size,
+ * the termination reasons, successor-vector entries, and what MaxPar (run
+ * in memory, its output dropped) makes of the dependences. */
+static int print_initial_details(const char *path, char *err, size_t errlen)
+{
+    rnr_reader *r = rnr_reader_open(path, err, errlen);
+    if (!r)
+        return -1;
+    const rnr_log_header *h = rnr_reader_header(r);
+    uint32_t cpus = h->cpus;
+    uint64_t *chunks = calloc(cpus, sizeof *chunks), *insns = calloc(cpus, sizeof *insns);
+    uint64_t reasons[RNR_END_REASON_COUNT] = {0}, total = 0, n = 0, sv = 0;
+    maxpar *m = maxpar_new(cpus, h->msp, discard_chunk, NULL);
+    rnr_initial_chunk c;
+    int rc, failed = !chunks || !insns;
+    while (!failed && (rc = rnr_reader_next_initial(r, &c)) == 1) {
+        chunks[c.cpu]++;
+        insns[c.cpu] += c.cs;
+        reasons[c.reason]++;
+        total += c.cs;
+        sv += c.nsv;
+        n++;
+        if (maxpar_add(m, &c) < 0) {
+            snprintf(err, errlen, "%s: %s", path, maxpar_error(m));
+            failed = 1;
+        }
+    }
+    if (!failed && rc < 0 && !rnr_reader_truncated(r)) {
+        snprintf(err, errlen, "%s", rnr_reader_error(r));
+        failed = 1;
+    }
+    if (!failed && maxpar_finish(m) < 0) {
+        snprintf(err, errlen, "%s: %s", path, maxpar_error(m));
+        failed = 1;
+    }
+    if (!failed) {
+        for (uint32_t q = 0; q < cpus; q++)
+            printf("cpu.%u: %" PRIu64 " chunks, %" PRIu64 " instructions\n", q, chunks[q], insns[q]);
+        printf("mean_chunk_size: %.1f\n", n ? (double)total / (double)n : 0.0);
+        for (uint32_t k = 0; k < RNR_END_REASON_COUNT; k++)
+            printf("end.%s: %" PRIu64 "\n", rnr_reason_name(k), reasons[k]);
+        printf("sv_entries_per_chunk: %.3f\n", n ? (double)sv / (double)n : 0.0);
+        const maxpar_stats *ms = maxpar_get_stats(m);
+        /* Early: deferred to the destination cpu's next chunk; Unrelated:
+         * that cpu never dumped a later chunk (discarded at the end, or an
+         * Early token nobody awaits). */
+        printf("maxpar.dependences: %" PRIu64 "\nmaxpar.tokens: %" PRIu64
+               "\nmaxpar.early: %" PRIu64 "\nmaxpar.unrelated: %" PRIu64
+               "\nmaxpar.dropped_implied: %" PRIu64 "\nmaxpar.merged: %" PRIu64 "\n",
+               ms->dependences, ms->tokens, ms->early_tokens - ms->early_unclaimed,
+               ms->discarded + ms->early_unclaimed, ms->dropped_later + ms->dropped_same,
+               ms->merged);
+    }
+    maxpar_free(m);
+    free(chunks);
+    free(insns);
+    rnr_reader_close(r);
+    return failed ? -1 : 0;
 }
 
 static const char *const bundle_logs[] = {
@@ -203,5 +277,8 @@ int cmd_stats(int argc, char **argv)
     print_file(path, &s);
     if (is_final(s.header.kind))
         print_metrics(&dm);
+    if (s.header.kind == RNR_LOG_INITIAL && strcmp(path, "-") != 0 &&
+        print_initial_details(path, err, sizeof err) < 0)
+        return cli_bad_input("stats", "%s", err);
     return RNR_EXIT_OK;
 }

@@ -1,0 +1,75 @@
+/* tests/test_stats.c: `rnr stats` on an initial log: chunks and
+ * instructions per CPU, mean chunk size, termination reasons, SV entries,
+ * and what MaxPar makes of the dependences (Early, Unrelated), on a
+ * hand-built log whose answers are worked out below. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/log.h"
+#include "tests/testutil.h"
+
+/* Four CPUs, MSP 1000. A (cpu 0) sources dependences to cpu 1 at 200
+ * (resolved: X2, the first chunk with TS > 200), to cpu 2 at 160 and to
+ * cpu 3 at 170. A is written at H = 2000 > 1200 before cpu 2 or 3 dumped a
+ * later chunk: both tokens go to the Early Token Vectors (3 tokens in all).
+ * cpu 3 dumps D at 5000, which awaits its token: Early; cpu 2 never dumps:
+ * Unrelated. */
+static void write_log(const char *path)
+{
+    rnr_log_header h = {RNR_LOG_INITIAL, 4, 1000, {0}};
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    rnr_sv_entry sv[3] = {{1, 200}, {2, 160}, {3, 170}};
+    const rnr_initial_chunk c[] = {
+        {0, 10, 150, 50, RNR_END_CONFLICT, 3, sv},   /* A */
+        {1, 11, 200, 40, RNR_END_SIZE, 0, NULL},     /* X1 */
+        {1, 11, 300, 60, RNR_END_SYSCALL, 0, NULL},  /* X2 */
+        {0, 10, 2000, 30, RNR_END_AGE, 0, NULL},
+        {3, 13, 5000, 20, RNR_END_SWITCH, 0, NULL},  /* D */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        ck_assert_msg(rnr_writer_put_initial(w, &c[i]) == 0, "%s", rnr_writer_error(w));
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+}
+
+static void expect_line(const char *out, const char *line)
+{
+    ck_assert_msg(strstr(out, line) != NULL, "no '%s' in:\n%s", line, out);
+}
+
+START_TEST(stats_of_an_initial_log_counts_reasons_and_the_fate_of_dependences)
+{
+    char *dir = tu_tmpdir();
+    char *log = strdup(tu_path(dir, "initial.log"));
+    write_log(log);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"stats", log, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    expect_line(o.out, "\ncpu.0: 2 chunks, 80 instructions\n");
+    expect_line(o.out, "\ncpu.1: 2 chunks, 100 instructions\n");
+    expect_line(o.out, "\ncpu.2: 0 chunks, 0 instructions\n");
+    expect_line(o.out, "\ncpu.3: 1 chunks, 20 instructions\n");
+    expect_line(o.out, "\nmean_chunk_size: 40.0\n");
+    expect_line(o.out, "\nend.conflict: 1\nend.size: 1\nend.syscall: 1\nend.switch: 1\n");
+    expect_line(o.out, "\nend.age: 1\n");
+    expect_line(o.out, "\nsv_entries: 3\n");
+    expect_line(o.out, "\nmaxpar.dependences: 3\n");
+    expect_line(o.out, "\nmaxpar.early: 1\n");
+    expect_line(o.out, "\nmaxpar.unrelated: 1\n");
+    expect_line(o.out, "\nmaxpar.tokens: 3\n");
+    tu_output_free(&o);
+    tu_rmtree(dir);
+    free(dir);
+    free(log);
+}
+END_TEST
+
+TU_SUITE(stats)
+{
+    Suite *s = suite_create("stats");
+    TCase *tc = tu_tcase(s, "initial", 30);
+    tcase_add_test(tc, stats_of_an_initial_log_counts_reasons_and_the_fate_of_dependences);
+    return s;
+}
