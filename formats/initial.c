@@ -7,7 +7,11 @@
  *   dts    varint  ts minus this cpu's previous ts (0 before its first chunk)
  *   cs     varint  >= 1
  *   [sv]   varint n >= 1, then n x (cpu gap, ts - chunk ts), cpu gap being
- *                  the cpu for the first entry and cpu - previous - 1 after */
+ *                  the cpu for the first entry and cpu - previous - 1 after
+ *   [svall] varint ts - chunk ts: bit 7 of the head says the successor
+ *                  vector holds every other cpu at that one time (what a
+ *                  serialization or an eviction writes; dense, so the list
+ *                  form would cost two bytes a cpu) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,7 +22,19 @@ enum {
     HEAD_CPU = 0x10,
     HEAD_TID = 0x20,
     HEAD_SV = 0x40,
+    HEAD_SVALL = 0x80,
 };
+
+/* 1 if C's SV holds every other cpu, all at one time. */
+static int sv_is_uniform(const codec_state *s, const rnr_initial_chunk *c)
+{
+    if (s->h->cpus < 3 || c->nsv != s->h->cpus - 1)
+        return 0;
+    for (uint32_t i = 1; i < c->nsv; i++)
+        if (c->sv[i].ts != c->sv[0].ts)
+            return 0;
+    return 1;
+}
 
 int initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, size_t errlen)
 {
@@ -73,7 +89,10 @@ void initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out)
         head |= HEAD_CPU;
     if (new_tid)
         head |= HEAD_TID;
-    if (c->nsv)
+    int uniform = sv_is_uniform(s, c);
+    if (uniform)
+        head |= HEAD_SVALL;
+    else if (c->nsv)
         head |= HEAD_SV;
     buf_put_varint(out, head);
     if (new_cpu)
@@ -82,7 +101,9 @@ void initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out)
         buf_put_varint(out, c->tid);
     buf_put_varint(out, c->ts - s->cpu_ts[c->cpu]);
     buf_put_varint(out, c->cs);
-    if (c->nsv) {
+    if (uniform) {
+        buf_put_varint(out, c->sv[0].ts - c->ts);
+    } else if (c->nsv) {
         buf_put_varint(out, c->nsv);
         uint32_t prev = 0;
         for (uint32_t i = 0; i < c->nsv; i++) {
@@ -105,7 +126,8 @@ int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
     uint64_t head, v, dts, cs;
     uint32_t cpus = s->h->cpus;
     GET(head, "record head");
-    if (head > (HEAD_REASON | HEAD_CPU | HEAD_TID | HEAD_SV))
+    if (head > (HEAD_REASON | HEAD_CPU | HEAD_TID | HEAD_SV | HEAD_SVALL) ||
+        ((head & HEAD_SV) && (head & HEAD_SVALL)) || ((head & HEAD_SVALL) && cpus < 3))
         FAIL("record head 0x%llx has unknown bits", (unsigned long long)head);
     uint32_t cpu, tid;
     if (codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
@@ -121,6 +143,24 @@ int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
     c->reason = (uint32_t)(head & HEAD_REASON);
     c->nsv = 0;
     c->sv = d->sv;
+    if (head & HEAD_SVALL) {
+        uint64_t dt;
+        GET(dt, "successor time");
+        if (dt > UINT64_MAX - c->ts)
+            FAIL("successor time overflows");
+        if (cpus - 1 > d->sv_cap) {
+            rnr_sv_entry *p = realloc(d->sv, (cpus - 1) * sizeof *p);
+            if (!p)
+                FAIL("out of memory");
+            d->sv = p;
+            d->sv_cap = cpus - 1;
+        }
+        c->sv = d->sv;
+        for (uint32_t q = 0, i = 0; q < cpus; q++)
+            if (q != cpu)
+                d->sv[i++] = (rnr_sv_entry){q, c->ts + dt};
+        c->nsv = cpus - 1;
+    }
     if (head & HEAD_SV) {
         GET(v, "successor count");
         if (v == 0 || v > cpus - 1)

@@ -686,6 +686,46 @@ START_TEST(formats_encoding_matches_documented_example)
 }
 END_TEST
 
+/* A successor vector with every other cpu at one time (a serialization)
+ * takes one varint instead of two per cpu, and reads back the same. */
+START_TEST(formats_uniform_successor_vector_is_compact_and_exact)
+{
+    rnr_sv_entry sv[63], one[63];
+    for (uint32_t q = 0, i = 0; q < 64; q++)
+        if (q != 5) {
+            sv[i] = (rnr_sv_entry){ q, 900 };
+            one[i] = (rnr_sv_entry){ q, i == 40 ? 901 : 900 };   /* not uniform */
+            i++;
+        }
+    const rnr_initial_chunk chunks[2] = { { 5, 7, 800, 100, RNR_END_SERIALIZE, 63, sv },
+                                          { 5, 7, 850, 100, RNR_END_SIZE, 63, one } };
+    uint64_t raw[2];
+    for (int k = 0; k < 2; k++) {
+        rnr_log_header h = { .kind = RNR_LOG_INITIAL, .cpus = 64, .msp = 1000 };
+        rnr_membuf out = { 0 };
+        char err[RNR_ERR_MAX];
+        rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "u"), &h, NULL, err, sizeof err);
+        ck_assert_int_eq(rnr_writer_put_initial(w, &chunks[k]), 0);
+        ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(out.data, out.len, "u"), err, sizeof err);
+        ck_assert_ptr_nonnull(r);
+        rnr_initial_chunk c;
+        ck_assert_int_eq(rnr_reader_next_initial(r, &c), 1);
+        ck_assert_uint_eq(c.nsv, 63);
+        for (uint32_t i = 0; i < 63; i++) {
+            ck_assert_uint_eq(c.sv[i].cpu, chunks[k].sv[i].cpu);
+            ck_assert_uint_eq(c.sv[i].ts, chunks[k].sv[i].ts);
+        }
+        ck_assert_int_eq(rnr_reader_next_initial(r, &c), 0);
+        raw[k] = rnr_reader_counts(r)->raw_bytes;
+        rnr_reader_close(r);
+        free(out.data);
+    }
+    ck_assert_msg(raw[0] < 12, "the uniform record took %llu bytes", (unsigned long long)raw[0]);
+    ck_assert_msg(raw[1] > 120, "the list of 63 entries took %llu bytes", (unsigned long long)raw[1]);
+}
+END_TEST
+
 TU_SUITE(formats)
 {
     Suite *s = suite_create("formats");
@@ -700,6 +740,7 @@ TU_SUITE(formats)
     tc = tu_tcase(s, "schema", 20);
     tcase_add_test(tc, formats_writer_rejects_invalid_records);
     tcase_add_test(tc, formats_encoding_matches_documented_example);
+    tcase_add_test(tc, formats_uniform_successor_vector_is_compact_and_exact);
     tc = tu_tcase(s, "stream", 20);
     tcase_add_test(tc, formats_reader_consumes_pipe_while_written);
     tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);
