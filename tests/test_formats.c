@@ -726,6 +726,51 @@ START_TEST(formats_uniform_successor_vector_is_compact_and_exact)
 }
 END_TEST
 
+/* Dense token vectors in a log of 64 cpus take the bitmap form and read
+ * back the same; sparse ones keep the list. */
+START_TEST(formats_dense_token_vectors_are_bitmaps)
+{
+    uint32_t all[63], few[2] = { 3, 40 };
+    rnr_ptv_entry pall[63];
+    for (uint32_t q = 0, i = 0; q < 64; q++)
+        if (q != 9) {
+            all[i] = q;
+            pall[i] = (rnr_ptv_entry){ q, 1 + q % 3 };
+            i++;
+        }
+    const rnr_final_chunk chunks[2] = { { 9, 4, 1000, 63, all, 63, pall },
+                                        { 9, 4, 1000, 2, few, 0, NULL } };
+    uint64_t raw[2];
+    for (int k = 0; k < 2; k++) {
+        rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 64, .msp = 1000 };
+        rnr_membuf out = { 0 };
+        char err[RNR_ERR_MAX];
+        rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "t"), &h, NULL, err, sizeof err);
+        ck_assert_int_eq(rnr_writer_put_final(w, &chunks[k]), 0);
+        ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(out.data, out.len, "t"), err, sizeof err);
+        ck_assert_ptr_nonnull(r);
+        rnr_final_chunk c;
+        ck_assert_int_eq(rnr_reader_next_final(r, &c), 1);
+        ck_assert_uint_eq(c.nstv, chunks[k].nstv);
+        ck_assert_uint_eq(c.nptv, chunks[k].nptv);
+        for (uint32_t i = 0; i < c.nstv; i++)
+            ck_assert_uint_eq(c.stv[i], chunks[k].stv[i]);
+        for (uint32_t i = 0; i < c.nptv; i++) {
+            ck_assert_uint_eq(c.ptv[i].cpu, chunks[k].ptv[i].cpu);
+            ck_assert_uint_eq(c.ptv[i].count, chunks[k].ptv[i].count);
+        }
+        ck_assert_int_eq(rnr_reader_next_final(r, &c), 0);
+        raw[k] = rnr_reader_counts(r)->raw_bytes;
+        rnr_reader_close(r);
+        free(out.data);
+    }
+    /* 63 tokens: 8 + 8 bytes of bitmaps and 63 counts, not 2 x 64 + 63. */
+    ck_assert_msg(raw[0] < 90, "dense record took %llu bytes", (unsigned long long)raw[0]);
+    ck_assert_msg(raw[1] <= 8, "sparse record took %llu bytes", (unsigned long long)raw[1]);
+}
+END_TEST
+
 TU_SUITE(formats)
 {
     Suite *s = suite_create("formats");
@@ -741,6 +786,7 @@ TU_SUITE(formats)
     tcase_add_test(tc, formats_writer_rejects_invalid_records);
     tcase_add_test(tc, formats_encoding_matches_documented_example);
     tcase_add_test(tc, formats_uniform_successor_vector_is_compact_and_exact);
+    tcase_add_test(tc, formats_dense_token_vectors_are_bitmaps);
     tc = tu_tcase(s, "stream", 20);
     tcase_add_test(tc, formats_reader_consumes_pipe_while_written);
     tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);
