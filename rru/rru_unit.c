@@ -221,9 +221,9 @@ uint32_t rru_drain(rru_unit *u, uint32_t max,
 
 /* ---- clusters ---- */
 
-static int conflicts(const cluster *cl, uint64_t line, int write)
+static int conflicts(const cluster *cl, uint64_t line, uint64_t h, int write)
 {
-    return sig_test(cl->wr, line) || (write && sig_test(cl->rd, line));
+    return sig_test_hashed(cl->wr, line, h) || (write && sig_test_hashed(cl->rd, line, h));
 }
 
 static void release_slot(rru_unit *u, int s)
@@ -385,10 +385,11 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
     if (from == u->cpu || from >= u->cfg.cpus)
         return 0;
     int hit = 0;
+    uint64_t h = sig_hash(line);
     for (uint32_t i = 0; i < u->nwin;) {
         int s = u->win[i];
         cluster *cl = &u->slot[s];
-        if (cl->sv[from] == SV_NONE && conflicts(cl, line, write)) {
+        if (cl->sv[from] == SV_NONE && conflicts(cl, line, h, write)) {
             cl->sv[from] = max64(now, cl->last_ts);
             cl->nset++;
             hit = 1;
@@ -400,7 +401,7 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
         }
         i++;
     }
-    if (u->cc >= 0 && conflicts(&u->slot[u->cc], line, write)) {
+    if (u->cc >= 0 && conflicts(&u->slot[u->cc], line, h, write)) {
         /* A dependence sourced by the current cluster: the chunk and the
          * cluster end now, so that the source precedes the destination. */
         cluster *cl = &u->slot[u->cc];

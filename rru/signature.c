@@ -133,12 +133,14 @@ void sig_insert(sig *s, uint64_t line)
         grow(s);
 }
 
-int sig_test(const sig *s, uint64_t line)
+uint64_t sig_hash(uint64_t line) { return mix64(line); }
+
+int sig_test_hashed(const sig *s, uint64_t line, uint64_t h)
 {
     if (s->count == 0)
         return 0;
     if (s->bits) {
-        uint64_t h = mix64(line), h2 = (h >> 32) | 1;
+        uint64_t h2 = (h >> 32) | 1;
         uint32_t mask = s->bloom_bits - 1;
         for (uint32_t k = 0; k < s->hashes; k++) {
             uint32_t b = (uint32_t)(h + k * h2) & mask;
@@ -147,11 +149,13 @@ int sig_test(const sig *s, uint64_t line)
         }
         return 1;
     }
-    uint32_t sb = (uint32_t)(mix64(line) >> 54);
+    uint32_t sb = (uint32_t)(h >> 54);
     if (!(s->summary[sb >> 6] & (1ull << (sb & 63))))
         return 0;
     return find(s, line)->gen == s->gen;
 }
+
+int sig_test(const sig *s, uint64_t line) { return sig_test_hashed(s, line, mix64(line)); }
 
 int sig_empty(const sig *s) { return s->count == 0; }
 uint64_t sig_count(const sig *s) { return s->count; }

@@ -23,6 +23,9 @@ void sig_clear(sig *s);
 void sig_insert(sig *s, uint64_t line);
 /* 1 if LINE may be in the set (exact: is in the set), 0 if it is not. */
 int sig_test(const sig *s, uint64_t line);
+/* The same with H = sig_hash(LINE) computed once for several tests. */
+uint64_t sig_hash(uint64_t line);
+int sig_test_hashed(const sig *s, uint64_t line, uint64_t h);
 /* 1 if nothing was inserted since the last clear. */
 int sig_empty(const sig *s);
 /* Lines inserted since the last clear (distinct for exact sets; every
