@@ -1,8 +1,11 @@
-/* rru/exec_rvfd.c: bodies of the F and D extensions, on rru/softfp.c.
+/* rru/exec_rvfd.c: bodies of the F and D extensions, on rru/softfp.c, with
+ * the arithmetic through rru/fastfp.c (the host FPU where that is exact)
+ * while the hart's fp_fast is set.
  * Singles live NaN-boxed in 64-bit registers: a single whose upper half is
  * not all ones reads as the canonical NaN; every single result is boxed.
  * Every instruction with an rm field traps as illegal on an invalid rounding
  * mode (static 5 or 6, or dynamic with frm >= 5), exact ones included. */
+#include "rru/fastfp.h"
 #include "rru/internal.h"
 #include "rru/softfp.h"
 
@@ -25,15 +28,20 @@ static inline int rounding(const rru_hart *h, const rru_insn *d)
     return rm <= SF_RMM ? (int)rm : -1;
 }
 
+/* The operations OR their flags into the accrued ones (fastfp uses an NX
+ * already set to skip its exactness test). */
 #define NEED_RM                                                 \
     int rm = rounding(h, d);                                    \
-    if (rm < 0)                                                 \
+    if (RRU_UNLIKELY(rm < 0))                                   \
         return rru_trap(h, RRU_CAUSE_ILLEGAL, d->raw);          \
-    unsigned fl = 0
+    unsigned fl = h->ctx.fflags
 
 #define DONE                                                    \
-    h->ctx.fflags |= fl;                                        \
+    h->ctx.fflags = fl;                                         \
     return RRU_X_NEXT
+
+/* The arithmetic: host FPU where exact, or the software path only. */
+#define ARITH(name) (h->fp_fast ? ffp_##name : sf_##name)
 
 /* ---- loads, stores, moves ---- */
 
@@ -80,28 +88,28 @@ BODY(fmv_d_x) { F(RD) = X(RS1); return RRU_X_NEXT; }
     BODY(name)                                                              \
     {                                                                       \
         NEED_RM;                                                            \
-        uint64_t v = fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), rm, &fl);  \
+        uint64_t v = ARITH(fn)(fmt, src(h, fmt, RS1), src(h, fmt, RS2), rm, &fl); \
         put(h, fmt, RD, v);                                                 \
         DONE;                                                               \
     }
-ARITH2(fadd_s, SF_F32, sf_add)
-ARITH2(fsub_s, SF_F32, sf_sub)
-ARITH2(fmul_s, SF_F32, sf_mul)
-ARITH2(fdiv_s, SF_F32, sf_div)
-ARITH2(fadd_d, SF_F64, sf_add)
-ARITH2(fsub_d, SF_F64, sf_sub)
-ARITH2(fmul_d, SF_F64, sf_mul)
-ARITH2(fdiv_d, SF_F64, sf_div)
+ARITH2(fadd_s, SF_F32, add)
+ARITH2(fsub_s, SF_F32, sub)
+ARITH2(fmul_s, SF_F32, mul)
+ARITH2(fdiv_s, SF_F32, div)
+ARITH2(fadd_d, SF_F64, add)
+ARITH2(fsub_d, SF_F64, sub)
+ARITH2(fmul_d, SF_F64, mul)
+ARITH2(fdiv_d, SF_F64, div)
 
-BODY(fsqrt_s) { NEED_RM; put(h, SF_F32, RD, sf_sqrt(SF_F32, src(h, SF_F32, RS1), rm, &fl)); DONE; }
-BODY(fsqrt_d) { NEED_RM; put(h, SF_F64, RD, sf_sqrt(SF_F64, src(h, SF_F64, RS1), rm, &fl)); DONE; }
+BODY(fsqrt_s) { NEED_RM; put(h, SF_F32, RD, ARITH(sqrt)(SF_F32, src(h, SF_F32, RS1), rm, &fl)); DONE; }
+BODY(fsqrt_d) { NEED_RM; put(h, SF_F64, RD, ARITH(sqrt)(SF_F64, src(h, SF_F64, RS1), rm, &fl)); DONE; }
 
 #define FMA(name, fmt, neg_prod, neg_c)                                                 \
     BODY(name)                                                                          \
     {                                                                                   \
         NEED_RM;                                                                        \
-        uint64_t v = sf_fma(fmt, src(h, fmt, RS1), src(h, fmt, RS2), src(h, fmt, d->rs3), \
-                            neg_prod, neg_c, rm, &fl);                                  \
+        uint64_t v = ARITH(fma)(fmt, src(h, fmt, RS1), src(h, fmt, RS2),                \
+                                src(h, fmt, d->rs3), neg_prod, neg_c, rm, &fl);         \
         put(h, fmt, RD, v);                                                             \
         DONE;                                                                           \
     }
@@ -135,7 +143,7 @@ SGNJ(fsgnjx_d, SF_F64, a ^ b)
 #define MINMAX(name, fmt, fn)                                               \
     BODY(name)                                                              \
     {                                                                       \
-        unsigned fl = 0;                                                    \
+        unsigned fl = h->ctx.fflags;                                        \
         put(h, fmt, RD, fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl));  \
         DONE;                                                               \
     }
@@ -147,7 +155,7 @@ MINMAX(fmax_d, SF_F64, sf_max)
 #define CMP(name, fmt, fn)                                                          \
     BODY(name)                                                                      \
     {                                                                               \
-        unsigned fl = 0;                                                            \
+        unsigned fl = h->ctx.fflags;                                                \
         X(RD) = (uint64_t)fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl);         \
         DONE;                                                                       \
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rru/fastfp.h"
 #include "rru/internal.h"
 
 #define ARENA_CHUNK (256u << 10)
@@ -260,8 +261,13 @@ void rru_hart_set_env(rru_hart *h, const rru_env_ops *ops, void *env)
 
 void rru_hart_request_stop(rru_hart *h) { h->stop_req = 1; }
 
+void rru_hart_set_softfp_only(rru_hart *h, int on) { h->softfp_only = (uint8_t)(on != 0); }
+
 void rru_hart_sync(rru_hart *h)
 {
+    /* The host's FP environment is the fast path's precondition: checked
+     * before every run, so that a caller that changed it stays exact. */
+    h->fp_fast = (uint8_t)(!h->softfp_only && ffp_host_ready());
     uint64_t t = rru_mem_tlb_gen(h->mem), c = rru_mem_code_gen(h->mem);
     if (t != h->tlb_gen) {
         rru_hart_flush_tlb(h);

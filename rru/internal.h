@@ -164,6 +164,9 @@ struct rru_hart {
     uint32_t trap_cause;
     uint64_t trap_tval;
     int stop_req;
+    uint8_t fp_fast;             /* F/D arithmetic may use rru/fastfp.c: set
+                                  * by rru_hart_sync, before every run */
+    uint8_t softfp_only;         /* rru_hart_set_softfp_only */
 
     const rru_env_ops *env;
     void *env_ctx;
@@ -188,7 +191,9 @@ void rru_hart_fini(rru_hart *h);
  * REQUEST) or RRU_RUN_TIME; fills *stop for real stops and stop->insns. */
 int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, rru_stop *stop);
 
-/* Brings TLB and decoded code up to date with the memory's generations. */
+/* Brings TLB and decoded code up to date with the memory's generations,
+ * and fp_fast with the host's floating-point environment. Called before
+ * every rru_hart_run. */
 void rru_hart_sync(rru_hart *h);
 void rru_hart_flush_tlb(rru_hart *h);
 

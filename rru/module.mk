@@ -3,6 +3,11 @@ rru_SRCS    := $(sort $(wildcard rru/*.c))
 rru_HEADERS := $(sort $(wildcard rru/*.h))
 $(eval $(call component,rru))
 
+# rru/fastfp.c is exact only as written: no contraction of a*b+c into an
+# fma, no fast-math, sqrt as one instruction (no errno call around it).
+$(BUILD)/obj/rru/fastfp.o: ALL_CFLAGS += -ffp-contract=off -fno-fast-math -fno-math-errno
+$(BUILD)/obj/rru/fastfp.o: rru/module.mk
+
 # The simulator benchmark (tests/bench/bench_rru.c): `make bench` runs it.
 .PHONY: bench-rru
 BENCH_TARGETS += bench-rru
