@@ -42,6 +42,8 @@ static inline int rounding(const rru_hart *h, const rru_insn *d)
 
 /* The arithmetic: host FPU where exact, or the software path only. */
 #define ARITH(name) (h->fp_fast ? ffp_##name : sf_##name)
+/* The common case, inline: RNE with inexact accrued (rru/fastfp.h). */
+#define RNE_NX (rm == SF_RNE && (fl & SF_NX) && h->fp_fast)
 
 /* ---- loads, stores, moves ---- */
 
@@ -88,7 +90,9 @@ BODY(fmv_d_x) { F(RD) = X(RS1); return RRU_X_NEXT; }
     BODY(name)                                                              \
     {                                                                       \
         NEED_RM;                                                            \
-        uint64_t v = ARITH(fn)(fmt, src(h, fmt, RS1), src(h, fmt, RS2), rm, &fl); \
+        uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2), v;             \
+        if (!(RNE_NX && ffp_rne_##fn(fmt, a, b, &v)))                       \
+            v = ARITH(fn)(fmt, a, b, rm, &fl);                              \
         put(h, fmt, RD, v);                                                 \
         DONE;                                                               \
     }
@@ -101,15 +105,27 @@ ARITH2(fsub_d, SF_F64, sub)
 ARITH2(fmul_d, SF_F64, mul)
 ARITH2(fdiv_d, SF_F64, div)
 
-BODY(fsqrt_s) { NEED_RM; put(h, SF_F32, RD, ARITH(sqrt)(SF_F32, src(h, SF_F32, RS1), rm, &fl)); DONE; }
-BODY(fsqrt_d) { NEED_RM; put(h, SF_F64, RD, ARITH(sqrt)(SF_F64, src(h, SF_F64, RS1), rm, &fl)); DONE; }
+#define SQRT(name, fmt)                                                     \
+    BODY(name)                                                              \
+    {                                                                       \
+        NEED_RM;                                                            \
+        uint64_t a = src(h, fmt, RS1), v;                                   \
+        if (!(RNE_NX && ffp_rne_sqrt(fmt, a, &v)))                          \
+            v = ARITH(sqrt)(fmt, a, rm, &fl);                               \
+        put(h, fmt, RD, v);                                                 \
+        DONE;                                                               \
+    }
+SQRT(fsqrt_s, SF_F32)
+SQRT(fsqrt_d, SF_F64)
 
 #define FMA(name, fmt, neg_prod, neg_c)                                                 \
     BODY(name)                                                                          \
     {                                                                                   \
         NEED_RM;                                                                        \
-        uint64_t v = ARITH(fma)(fmt, src(h, fmt, RS1), src(h, fmt, RS2),                \
-                                src(h, fmt, d->rs3), neg_prod, neg_c, rm, &fl);         \
+        uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2), c = src(h, fmt, d->rs3), v; \
+        if (!(fmt == SF_F64 && RNE_NX &&                                                \
+              ffp_rne_fma64(a ^ ((uint64_t)neg_prod << 63), b, c ^ ((uint64_t)neg_c << 63), &v))) \
+            v = ARITH(fma)(fmt, a, b, c, neg_prod, neg_c, rm, &fl);                     \
         put(h, fmt, RD, v);                                                             \
         DONE;                                                                           \
     }

@@ -59,9 +59,6 @@
  * All of it assumes the host's default environment: round to nearest even,
  * gradual underflow (no FTZ/DAZ), traps masked. ffp_host_ready() checks
  * that; rru_hart_run consults it on every entry. */
-#include <float.h>
-#include <math.h>
-#include <string.h>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #else
@@ -71,12 +68,7 @@
 #include "rru/fastfp.h"
 #include "rru/softfp.h"
 
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-#error "rru/fastfp.c needs arithmetic in the operands' own formats (SSE2, never x87)"
-#endif
-#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
-#error "rru/fastfp.c must not be built with -ffast-math"
-#endif
+/* rru/fastfp.h refuses FLT_EVAL_METHOD != 0 and -ffast-math. */
 #if defined(__i386__) && !defined(__SSE2_MATH__)
 #error "rru/fastfp.c must not use x87 arithmetic"
 #endif
@@ -85,10 +77,10 @@
 #define SIGN32 0x80000000u
 
 /* Biased exponents of results taken from the host (see above). */
-#define D_LO 64u     /* |R| >= 2^-959: the remainders are exact */
-#define D_HI 2045u   /* |R| < 2^1023: R + ulp is finite */
-#define F_LO 2u
-#define F_HI 253u
+#define D_LO FFP_D_LO
+#define D_HI FFP_D_HI
+#define F_LO FFP_F_LO
+#define F_HI FFP_F_HI
 /* Operands of TwoSum: below 2^(emax-2), so that every intermediate stays
  * below 3 * 2^(emax-1) and nothing overflows. (A conservative bound: the
  * tests find no overflow without it either.) */

@@ -619,9 +619,29 @@ enum { FOP_ADD, FOP_SUB, FOP_MUL, FOP_DIV, FOP_SQRT, FOP_FMADD, FOP_FMSUB, FOP_F
 static const char *const fop_name[FOP_COUNT] = { "fadd", "fsub", "fmul", "fdiv", "fsqrt", "fmadd",
                                                  "fmsub", "fnmsub", "fnmadd" };
 
+/* The inline common case of rru/fastfp.h, as the instruction bodies use it. */
+static int run_rne_inline(int fmt, int op, uint64_t a, uint64_t b, uint64_t c, uint64_t *v)
+{
+    const uint64_t sb = fmt ? 1ull << 63 : 1ull << 31;
+    switch (op) {
+    case FOP_ADD: return ffp_rne_add(fmt, a, b, v);
+    case FOP_SUB: return ffp_rne_sub(fmt, a, b, v);
+    case FOP_MUL: return ffp_rne_mul(fmt, a, b, v);
+    case FOP_DIV: return ffp_rne_div(fmt, a, b, v);
+    case FOP_SQRT: return ffp_rne_sqrt(fmt, a, v);
+    default: {
+        const int k = op - FOP_FMADD;
+        return fmt && ffp_rne_fma64(a ^ (k >> 1 ? sb : 0), b, c ^ (k & 1 ? sb : 0), v);
+    }
+    }
+}
+
 static uint64_t run_fop(int fast, int fmt, int op, uint64_t a, uint64_t b, uint64_t c, int rm,
                         unsigned *fl)
 {
+    uint64_t v;
+    if (fast && rm == SF_RNE && (*fl & SF_NX) && run_rne_inline(fmt, op, a, b, c, &v))
+        return v;
     switch (op) {
     case FOP_ADD: return (fast ? ffp_add : sf_add)(fmt, a, b, rm, fl);
     case FOP_SUB: return (fast ? ffp_sub : sf_sub)(fmt, a, b, rm, fl);
