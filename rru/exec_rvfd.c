@@ -160,27 +160,27 @@ SGNJ(fsgnjx_d, SF_F64, a ^ b)
     BODY(name)                                                              \
     {                                                                       \
         unsigned fl = h->ctx.fflags;                                        \
-        put(h, fmt, RD, fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl));  \
+        put(h, fmt, RD, ARITH(fn)(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl)); \
         DONE;                                                               \
     }
-MINMAX(fmin_s, SF_F32, sf_min)
-MINMAX(fmax_s, SF_F32, sf_max)
-MINMAX(fmin_d, SF_F64, sf_min)
-MINMAX(fmax_d, SF_F64, sf_max)
+MINMAX(fmin_s, SF_F32, min)
+MINMAX(fmax_s, SF_F32, max)
+MINMAX(fmin_d, SF_F64, min)
+MINMAX(fmax_d, SF_F64, max)
 
 #define CMP(name, fmt, fn)                                                          \
     BODY(name)                                                                      \
     {                                                                               \
         unsigned fl = h->ctx.fflags;                                                \
-        X(RD) = (uint64_t)fn(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl);         \
+        X(RD) = (uint64_t)ARITH(fn)(fmt, src(h, fmt, RS1), src(h, fmt, RS2), &fl);  \
         DONE;                                                                       \
     }
-CMP(feq_s, SF_F32, sf_eq)
-CMP(flt_s, SF_F32, sf_lt)
-CMP(fle_s, SF_F32, sf_le)
-CMP(feq_d, SF_F64, sf_eq)
-CMP(flt_d, SF_F64, sf_lt)
-CMP(fle_d, SF_F64, sf_le)
+CMP(feq_s, SF_F32, eq)
+CMP(flt_s, SF_F32, lt)
+CMP(fle_s, SF_F32, le)
+CMP(feq_d, SF_F64, eq)
+CMP(flt_d, SF_F64, lt)
+CMP(fle_d, SF_F64, le)
 
 BODY(fclass_s) { X(RD) = sf_class(SF_F32, src(h, SF_F32, RS1)); return RRU_X_NEXT; }
 BODY(fclass_d) { X(RD) = sf_class(SF_F64, src(h, SF_F64, RS1)); return RRU_X_NEXT; }
@@ -191,7 +191,7 @@ BODY(fclass_d) { X(RD) = sf_class(SF_F64, src(h, SF_F64, RS1)); return RRU_X_NEX
     BODY(name)                                                                      \
     {                                                                               \
         NEED_RM;                                                                    \
-        X(RD) = sf_to_int(fmt, src(h, fmt, RS1), is_signed, width, rm, &fl);        \
+        X(RD) = ARITH(to_int)(fmt, src(h, fmt, RS1), is_signed, width, rm, &fl);   \
         DONE;                                                                       \
     }
 TO_INT(fcvt_w_s, SF_F32, 1, 32)
@@ -207,7 +207,7 @@ TO_INT(fcvt_lu_d, SF_F64, 0, 64)
     BODY(name)                                                                      \
     {                                                                               \
         NEED_RM;                                                                    \
-        put(h, fmt, RD, sf_from_int(fmt, X(RS1), is_signed, width, rm, &fl));       \
+        put(h, fmt, RD, ARITH(from_int)(fmt, X(RS1), is_signed, width, rm, &fl));  \
         DONE;                                                                       \
     }
 FROM_INT(fcvt_s_w, SF_F32, 1, 32)
@@ -222,13 +222,13 @@ FROM_INT(fcvt_d_lu, SF_F64, 0, 64)
 BODY(fcvt_s_d)
 {
     NEED_RM;
-    put(h, SF_F32, RD, sf_convert(SF_F32, SF_F64, src(h, SF_F64, RS1), rm, &fl));
+    put(h, SF_F32, RD, ARITH(convert)(SF_F32, SF_F64, src(h, SF_F64, RS1), rm, &fl));
     DONE;
 }
 
 BODY(fcvt_d_s)
 {
     NEED_RM;
-    put(h, SF_F64, RD, sf_convert(SF_F64, SF_F32, src(h, SF_F32, RS1), rm, &fl));
+    put(h, SF_F64, RD, ARITH(convert)(SF_F64, SF_F32, src(h, SF_F32, RS1), rm, &fl));
     DONE;
 }

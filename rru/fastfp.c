@@ -1,5 +1,6 @@
-/* rru/fastfp.c: F/D arithmetic on the host FPU where the host result is
- * provably the RISC-V one, and through rru/softfp.c everywhere else. Built
+/* rru/fastfp.c: F/D operations on the host FPU (or in integer code) where
+ * the result is provably the RISC-V one, and through rru/softfp.c
+ * everywhere else. Built
  * with -ffp-contract=off -fno-math-errno (rru/module.mk); the checks below
  * refuse x87 evaluation and -ffast-math.
  *
@@ -340,6 +341,132 @@ static int fma32(uint32_t a, uint32_t b, uint32_t c, int rm, unsigned *flags, ui
     const int es = sgn(e1);
     *out = finish32(r, es, rm == SF_RMM && es && e2 == 0 && tie32(r, e1), rm, flags);
     return 1;
+}
+
+/* ---- comparisons and min/max: integer code once NaNs are excluded ---- */
+
+static inline int any_nan(int fmt, uint64_t a, uint64_t b)
+{
+    if (fmt == SF_F64)
+        return (a & ~SIGN64) > 0x7ff0000000000000ull || (b & ~SIGN64) > 0x7ff0000000000000ull;
+    return (a & ~(uint64_t)SIGN32) > 0x7f800000u || (b & ~(uint64_t)SIGN32) > 0x7f800000u;
+}
+
+/* Unsigned order of the key = numeric order of non-NaN values, -0 < +0. */
+static inline uint64_t order_key(int fmt, uint64_t x)
+{
+    const uint64_t sb = fmt == SF_F64 ? SIGN64 : SIGN32;
+    return (x & sb) ? ~x & (sb | (sb - 1)) : x | sb;
+}
+
+static inline int both_zero(int fmt, uint64_t a, uint64_t b)
+{
+    return ((a | b) & ((fmt == SF_F64 ? SIGN64 : SIGN32) - 1)) == 0;
+}
+
+uint64_t ffp_min(int fmt, uint64_t a, uint64_t b, unsigned *flags)
+{
+    if (any_nan(fmt, a, b))
+        return sf_min(fmt, a, b, flags);
+    return order_key(fmt, a) < order_key(fmt, b) ? a : b;
+}
+
+uint64_t ffp_max(int fmt, uint64_t a, uint64_t b, unsigned *flags)
+{
+    if (any_nan(fmt, a, b))
+        return sf_max(fmt, a, b, flags);
+    return order_key(fmt, a) < order_key(fmt, b) ? b : a;
+}
+
+int ffp_eq(int fmt, uint64_t a, uint64_t b, unsigned *flags)
+{
+    if (any_nan(fmt, a, b))
+        return sf_eq(fmt, a, b, flags);
+    return a == b || both_zero(fmt, a, b);
+}
+
+int ffp_lt(int fmt, uint64_t a, uint64_t b, unsigned *flags)
+{
+    if (any_nan(fmt, a, b))
+        return sf_lt(fmt, a, b, flags);
+    return !both_zero(fmt, a, b) && order_key(fmt, a) < order_key(fmt, b);
+}
+
+int ffp_le(int fmt, uint64_t a, uint64_t b, unsigned *flags)
+{
+    if (any_nan(fmt, a, b))
+        return sf_le(fmt, a, b, flags);
+    return both_zero(fmt, a, b) || order_key(fmt, a) <= order_key(fmt, b);
+}
+
+/* ---- conversions ---- */
+
+/* To an integer, for |x| < 2^31 (not NaN): t = trunc(x) by the host (exact),
+ * f = x - t exact (x and t within a factor of two, or t = 0), then one step
+ * by the mode. Results outside the target's range go to softfp, which
+ * raises invalid without inexact. */
+uint64_t ffp_to_int(int fmt, uint64_t a, int is_signed, int width, int rm, unsigned *flags)
+{
+    const double x = fmt == SF_F64 ? dbl(a) : (double)flt((uint32_t)a);
+    if (!(fabs(x) < 2147483648.0))   /* NaN fails too */
+        return sf_to_int(fmt, a, is_signed, width, rm, flags);
+    const int64_t t = (int64_t)x;
+    const double f = x - (double)t;
+    int64_t r = t;
+    if (f != 0) {
+        const int64_t away = f > 0 ? t + 1 : t - 1;
+        const double af = fabs(f);
+        switch (rm) {
+        case SF_RNE: r = af > 0.5 || (af == 0.5 && (t & 1)) ? away : t; break;
+        case SF_RDN: r = f < 0 ? t - 1 : t; break;
+        case SF_RUP: r = f > 0 ? t + 1 : t; break;
+        case SF_RMM: r = af >= 0.5 ? away : t; break;
+        default: break;
+        }
+    }
+    if (is_signed ? (width == 32 && (r < INT32_MIN || r > INT32_MAX)) : r < 0)
+        return sf_to_int(fmt, a, is_signed, width, rm, flags);
+    if (f != 0)
+        *flags |= SF_NX;
+    return width == 32 ? (uint64_t)(int64_t)(int32_t)(uint32_t)r : (uint64_t)r;
+}
+
+/* From an integer: exact, by the host, below 2^53 (binary64) or 2^24. */
+uint64_t ffp_from_int(int fmt, uint64_t v, int is_signed, int width, int rm, unsigned *flags)
+{
+    int64_t i;
+    if (width == 32)
+        i = is_signed ? (int64_t)(int32_t)(uint32_t)v : (int64_t)(uint32_t)v;
+    else if (is_signed || v < (1ull << 63))
+        i = (int64_t)v;
+    else
+        return sf_from_int(fmt, v, is_signed, width, rm, flags);
+    const int64_t lim = fmt == SF_F64 ? 1ll << 53 : 1ll << 24;
+    if (i <= -lim || i >= lim)
+        return sf_from_int(fmt, v, is_signed, width, rm, flags);
+    return fmt == SF_F64 ? dbits((double)i) : fbits((float)i);
+}
+
+/* binary32 -> binary64 is exact for every non-NaN; binary64 -> binary32
+ * takes the host's RNE result R in range, with E = x - R exact (Sterbenz). */
+uint64_t ffp_convert(int to, int from, uint64_t a, int rm, unsigned *flags)
+{
+    if (to == SF_F64 && from == SF_F32) {
+        if ((a & 0x7fffffffu) <= 0x7f800000u)
+            return dbits((double)flt((uint32_t)a));
+    } else if (to == SF_F32 && from == SF_F64) {
+        const double x = dbl(a);
+        const float f = (float)x;
+        const uint32_t r = fbits(f);
+        if (f_ok(r)) {
+            if (rm == SF_RNE && (*flags & SF_NX))
+                return r;
+            const double e = x - (double)f;
+            const int es = sgn(e);
+            return finish32(r, es, rm == SF_RMM && es && tie32(r, e), rm, flags);
+        }
+    }
+    return sf_convert(to, from, a, rm, flags);
 }
 
 /* ---- the interface of softfp ---- */

@@ -1,5 +1,6 @@
-/* rru/fastfp.h: the F/D arithmetic of rru/softfp.h on the host FPU where the
- * host result is provably the RISC-V one, and through softfp everywhere else.
+/* rru/fastfp.h: the F/D operations of rru/softfp.h on the host FPU (or in
+ * plain integer code) where the result is provably the RISC-V one, and
+ * through softfp everywhere else.
  * Each ffp_X takes the arguments of sf_X and returns the same bits and ORs
  * the same flags into *flags, for every input, every rounding mode and every
  * value of *flags (the accrued flags may be passed: an inexact flag already
@@ -41,6 +42,14 @@ uint64_t ffp_div(int fmt, uint64_t a, uint64_t b, int rm, unsigned *flags);
 uint64_t ffp_sqrt(int fmt, uint64_t a, int rm, unsigned *flags);
 uint64_t ffp_fma(int fmt, uint64_t a, uint64_t b, uint64_t c, int neg_prod, int neg_c, int rm,
                  unsigned *flags);
+uint64_t ffp_min(int fmt, uint64_t a, uint64_t b, unsigned *flags);
+uint64_t ffp_max(int fmt, uint64_t a, uint64_t b, unsigned *flags);
+int ffp_eq(int fmt, uint64_t a, uint64_t b, unsigned *flags);
+int ffp_lt(int fmt, uint64_t a, uint64_t b, unsigned *flags);
+int ffp_le(int fmt, uint64_t a, uint64_t b, unsigned *flags);
+uint64_t ffp_to_int(int fmt, uint64_t a, int is_signed, int width, int rm, unsigned *flags);
+uint64_t ffp_from_int(int fmt, uint64_t v, int is_signed, int width, int rm, unsigned *flags);
+uint64_t ffp_convert(int to, int from, uint64_t a, int rm, unsigned *flags);
 
 /* ---- inline: the common case ----
  * Round to nearest even with NX already accrued, in the default host

@@ -854,6 +854,108 @@ START_TEST(rru_fp_fast_path_matches_softfp_bit_for_bit)
 }
 END_TEST
 
+/* Comparisons, min/max and conversions: fast path against softfp. KIND
+ * (_i >> 1): eq lt le min max, to_int, from_int, convert; FMT (_i & 1) the
+ * floating-point format (convert: the source). */
+enum { FK_EQ, FK_LT, FK_LE, FK_MIN, FK_MAX, FK_TO_INT, FK_FROM_INT, FK_CONVERT, FK_COUNT };
+static const char *const fk_name[FK_COUNT] = { "feq", "flt", "fle", "fmin", "fmax", "fcvt.int",
+                                               "fcvt.from_int", "fcvt.fmt" };
+
+static uint64_t run_fk(int fast, int fmt, int kind, int variant, uint64_t a, uint64_t b, int rm,
+                       unsigned *fl)
+{
+    const int sg = !(variant & 1), width = variant < 2 ? 32 : 64;
+    switch (kind) {
+    case FK_EQ: return (uint64_t)(fast ? ffp_eq : sf_eq)(fmt, a, b, fl);
+    case FK_LT: return (uint64_t)(fast ? ffp_lt : sf_lt)(fmt, a, b, fl);
+    case FK_LE: return (uint64_t)(fast ? ffp_le : sf_le)(fmt, a, b, fl);
+    case FK_MIN: return (fast ? ffp_min : sf_min)(fmt, a, b, fl);
+    case FK_MAX: return (fast ? ffp_max : sf_max)(fmt, a, b, fl);
+    case FK_TO_INT: return (fast ? ffp_to_int : sf_to_int)(fmt, a, sg, width, rm, fl);
+    case FK_FROM_INT: return (fast ? ffp_from_int : sf_from_int)(fmt, a, sg, width, rm, fl);
+    default: return (fast ? ffp_convert : sf_convert)(!fmt, fmt, a, rm, fl);
+    }
+}
+
+static uint64_t conv_operand(int fmt, int kind, uint64_t *rng)
+{
+    static const double near_int[] = { 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.25, -0.75, 3.5,
+                                       2147483647.0, 2147483648.0, -2147483648.0,
+                                       -2147483649.0, 4294967295.0, 4294967296.0,
+                                       9007199254740992.0, -9223372036854775808.0 };
+    switch (kind) {
+    case FK_TO_INT:
+        switch (tu_below(rng, 4)) {
+        case 0: {
+            double v = near_int[tu_below(rng, sizeof near_int / sizeof near_int[0])];
+            v += (double)((int64_t)tu_below(rng, 9) - 4) * (fabs(v) > 1e6 ? 0.5 : 0.125);
+            return nudge(fmt, bits_from(fmt, v), rng);
+        }
+        case 1: return random_in(fmt, rng, -3, 33);
+        case 2: /* integers and halves */
+            return bits_from(fmt, (double)((int64_t)(tu_rand(rng) >> tu_below(rng, 64)) >> 2) / 4);
+        default: return operand(fmt, rng, 0, 0);
+        }
+    case FK_FROM_INT: {
+        uint64_t v = tu_rand(rng) >> tu_below(rng, 64);
+        if (tu_below(rng, 3) == 0)   /* the exact limits 2^24, 2^53 and around */
+            v = (1ull << (tu_below(rng, 2) ? 24 : 53)) + tu_below(rng, 9) - 4;
+        return tu_below(rng, 2) ? (uint64_t)0 - v : v;
+    }
+    case FK_CONVERT:
+        if (fmt && tu_below(rng, 2)) {   /* binary64 near binary32's range, ties, edges */
+            double t = edge_target(0, rng);
+            uint64_t v = b_of_d(t);
+            if (tu_below(rng, 2))
+                v += (tu_below(rng, 2) ? 1ull << 28 : 0) + tu_below(rng, 3) - 1;   /* ties */
+            else
+                v ^= tu_rand(rng) & 0x1fffffffull;
+            return v;
+        }
+        return tu_below(rng, 8) ? operand(fmt, rng, 0, 0) : payload_nan(fmt, rng);
+    default:
+        return tu_below(rng, 8) ? operand(fmt, rng, 0, 0) : payload_nan(fmt, rng);
+    }
+}
+
+START_TEST(rru_fp_fast_compares_and_conversions_match_softfp)
+{
+    const int fmt = _i & 1, kind = _i >> 1;
+    const uint64_t seed = tu_seed(2300 + (uint64_t)_i);
+    uint64_t rng = seed;
+    const int n = under_valgrind() ? 10000 : 150000;
+    for (int k = 0; k < n; k++) {
+        uint64_t a = conv_operand(fmt, kind, &rng), b = 0;
+        if (kind < FK_TO_INT) {
+            b = tu_below(&rng, 4) ? operand(fmt, &rng, a, 1) : tu_below(&rng, 2) ? a : payload_nan(fmt, &rng);
+            if (tu_below(&rng, 8) == 0)   /* +-0 against +-0 */
+                a &= fmt ? 1ull << 63 : 1ull << 31, b &= fmt ? 1ull << 63 : 1ull << 31;
+        }
+        if (!fmt && kind != FK_FROM_INT)
+            a &= 0xffffffffu, b &= 0xffffffffu;
+        const unsigned accrued[2] = { 0, (unsigned)tu_below(&rng, 32) };
+        /* Integer width and signedness, and the mode, matter only to some. */
+        const int variants = kind == FK_TO_INT || kind == FK_FROM_INT ? 4 : 1;
+        const int modes = kind >= FK_TO_INT ? SF_RMM + 1 : 1;
+        for (int variant = 0; variant < variants; variant++) {
+            for (int rm = 0; rm < modes; rm++) {
+                for (int f = 0; f < 2; f++) {
+                    unsigned fast_fl = accrued[f], soft_fl = accrued[f];
+                    uint64_t got = run_fk(1, fmt, kind, variant, a, b, rm, &fast_fl);
+                    uint64_t want = run_fk(0, fmt, kind, variant, a, b, rm, &soft_fl);
+                    CHECK(got == want && fast_fl == soft_fl,
+                          "seed %llu: %s.%c variant %d rm %d flags %02x (0x%llx, 0x%llx): fast"
+                          " 0x%llx/%02x, softfp 0x%llx/%02x", (unsigned long long)seed,
+                          fk_name[kind], fmt ? 'd' : 's', variant, rm, accrued[f],
+                          (unsigned long long)a, (unsigned long long)b, (unsigned long long)got,
+                          fast_fl, (unsigned long long)want, soft_fl);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 /* The same through the instructions, two harts in lock-step, one on the
  * fast path and one on softfp only: random F/D instructions with random rm
  * fields (dynamic included, frm 0..7, so invalid modes trap on both),
@@ -976,6 +1078,7 @@ TU_SUITE(rru_fp)
     tcase_add_loop_test(tc, rru_fp_from_int_matches_host, 0, 2);
     tc = tu_tcase(s, "fast", 240);
     tcase_add_loop_test(tc, rru_fp_fast_path_matches_softfp_bit_for_bit, 0, 2 * FOP_COUNT);
+    tcase_add_loop_test(tc, rru_fp_fast_compares_and_conversions_match_softfp, 0, 2 * FK_COUNT);
     tcase_add_test(tc, rru_fp_fast_path_instructions_match_softfp_harts);
     tc = tu_tcase(s, "rules", 30);
     tcase_add_test(tc, rru_fp_min_max_follow_the_2_2_rules);
