@@ -107,12 +107,14 @@ static void bench_single(uint64_t iters)
     rru_mem_free(m);
 }
 
-static void bench_single_fp(uint64_t iters)
+/* SOFTFP_ONLY: every F/D operation through rru/softfp.c (the reference). */
+static void bench_single_fp(uint64_t iters, int softfp_only)
 {
     rru_mem *m = make_mem(fp_loop, sizeof fp_loop / 4, 1);
     const double cx[2] = { 0.9, 0.1 };
     rru_mem_write(m, DATA + DATA_PER_CORE, cx, sizeof cx);
     rru_hart *h = rru_hart_new(m, 0);
+    rru_hart_set_softfp_only(h, softfp_only);
     rru_ctx c;
     init_ctx(&c, 0, iters);
     rru_hart_load(h, &c);
@@ -120,9 +122,9 @@ static void bench_single_fp(uint64_t iters)
     double t0 = now_s();
     rru_hart_execute(h, UINT64_MAX, &st);
     double dt = now_s() - t0;
-    printf("single hart, FP multiply-add:   %8.1f MIPS  (%llu instructions, %.3f s, fflags %02x)\n",
+    printf("single hart, FP multiply-add:   %8.1f MIPS  (%llu instructions, %.3f s, fflags %02x%s)\n",
            (double)st.insns / dt / 1e6, (unsigned long long)st.insns, dt,
-           (unsigned)rru_hart_ctx(h)->fflags);
+           (unsigned)rru_hart_ctx(h)->fflags, softfp_only ? ", softfp only" : "");
     rru_hart_free(h);
     rru_mem_free(m);
 }
@@ -205,7 +207,8 @@ int main(int argc, char **argv)
     if (scale == 0)
         scale = 1;
     bench_single(100000000 * scale / LOOP_INSNS);
-    bench_single_fp(50000000 * scale / FP_LOOP_INSNS);
+    bench_single_fp(50000000 * scale / FP_LOOP_INSNS, 0);
+    bench_single_fp(20000000 * scale / FP_LOOP_INSNS, 1);
     bench_chunks(4000000 * scale, 10000);
     bench_chunks(4000000 * scale, 500);
     bench_machine(1, 8000000 * scale, 0);
