@@ -59,10 +59,13 @@ extern const unsigned rru_insn_nrows;
 typedef struct rru_insn rru_insn;
 typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d);
 
-/* Statuses of instruction bodies. */
+/* Statuses of instruction bodies. A body that completes normally does not
+ * return a status: it continues with the next instruction of its block
+ * itself (rru_next, a tail call), so a block runs as one chain of bodies
+ * that returns once, from the instruction that leaves the straight line,
+ * with h->exit_d pointing at it (rru_exit, rru_trap): */
 enum {
-    RRU_X_NEXT = 0,   /* retired; continue with the next instruction */
-    RRU_X_JUMP,       /* retired; pc set (control transfer) */
+    RRU_X_JUMP = 1,   /* retired; pc set (control transfer) */
     RRU_X_END,        /* block sentinel: not an instruction; pc set */
     RRU_X_ECALL,      /* retired; pc set past it; stop for the syscall */
     RRU_X_TRAP,       /* not retired; h->trap_cause / trap_tval set */
@@ -160,6 +163,7 @@ struct rru_hart {
     uint64_t retired;            /* core's retired count at the block start */
     const rru_block *cur_blk;    /* block being executed, or NULL */
     const rru_insn *cur_d;       /* instruction in a slow path, or NULL */
+    const rru_insn *exit_d;      /* the instruction the block's chain returned from */
 
     uint32_t trap_cause;
     uint64_t trap_tval;
@@ -177,6 +181,8 @@ struct rru_hart {
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
     rru_arena_chunk *arena;
     uint64_t nblocks;
+    rru_block *cut;              /* RRU_BLOCK_MAX + 1 instructions: the head of
+                                  * a block, cut where a run must stop */
 };
 
 /* Initialises / releases an embedded hart (machine cores, standalone). */
@@ -207,11 +213,28 @@ static inline uint64_t rru_now(const rru_hart *h, const rru_insn *d)
     return h->clock + rru_insn_index(h, d);
 }
 
-static inline int rru_trap(rru_hart *h, uint32_t cause, uint64_t tval)
+/* The end of every body that completes normally: the next instruction
+ * (the block's sentinel after its last). A tail call where the compiler
+ * can (no local of the caller's may have escaped); a nested call otherwise,
+ * at most one frame per instruction of a block. */
+static inline int rru_next(rru_hart *h, const rru_insn *d)
+{
+    return d[1].fn(h, d + 1);
+}
+
+/* Leaves the block's chain at instruction D with STATUS. */
+static inline int rru_exit(rru_hart *h, const rru_insn *d, int status)
+{
+    h->exit_d = d;
+    return status;
+}
+
+/* Instruction D traps (does not retire). */
+static inline int rru_trap(rru_hart *h, const rru_insn *d, uint32_t cause, uint64_t tval)
 {
     h->trap_cause = cause;
     h->trap_tval = tval;
-    return RRU_X_TRAP;
+    return rru_exit(h, d, RRU_X_TRAP);
 }
 
 /* RISC-V exception causes. */
@@ -235,6 +258,18 @@ enum { RRU_ACC_LOAD = 0, RRU_ACC_STORE = 1, RRU_ACC_AMO = 2 };
  * it returns through *amo_ptr a host pointer valid until the next access. */
 int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
                     void *buf, uint8_t **amo_ptr);
+
+/* Loads and stores of bodies that end in rru_next: the direct host
+ * address when the TLB and the filter allow the access, else NULL (then
+ * rru_load_slow / rru_store_slow). They take no address of a local, so the
+ * bodies' rru_next stays a tail call. */
+static inline const uint8_t *rru_load_direct(const rru_hart *h, uint64_t a, unsigned size);
+static inline uint8_t *rru_store_direct(const rru_hart *h, uint64_t a, unsigned size);
+/* The slow paths of those: the access (or its trap), then the register
+ * write (integer or FP, sign-extended, NaN-boxed as the op says) and
+ * rru_next. */
+int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a);
+int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v);
 
 /* Filter check: the core holds the line and has reported it (coherence on),
  * or coherence is off. */
@@ -270,6 +305,24 @@ static inline int rru_store(rru_hart *h, const rru_insn *d, uint64_t a, unsigned
         return 0;
     }
     return rru_access_slow(h, d, a, size, RRU_ACC_STORE, (void *)in, NULL);
+}
+
+static inline const uint8_t *rru_load_direct(const rru_hart *h, uint64_t a, unsigned size)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->rtag) &&
+        RRU_LIKELY(rru_filter_read_ok(h, a)))
+        return e->host + (a & (RRU_PAGE_SIZE - 1));
+    return NULL;
+}
+
+static inline uint8_t *rru_store_direct(const rru_hart *h, uint64_t a, unsigned size)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
+        RRU_LIKELY(rru_filter_write_ok(h, a)))
+        return e->host + (a & (RRU_PAGE_SIZE - 1));
+    return NULL;
 }
 
 /* A host pointer to the aligned word for an AMO / SC (exclusive access). */
