@@ -259,18 +259,6 @@ enum { RRU_ACC_LOAD = 0, RRU_ACC_STORE = 1, RRU_ACC_AMO = 2 };
 int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
                     void *buf, uint8_t **amo_ptr);
 
-/* Loads and stores of bodies that end in rru_next: the direct host
- * address when the TLB and the filter allow the access, else NULL (then
- * rru_load_slow / rru_store_slow). They take no address of a local, so the
- * bodies' rru_next stays a tail call. */
-static inline const uint8_t *rru_load_direct(const rru_hart *h, uint64_t a, unsigned size);
-static inline uint8_t *rru_store_direct(const rru_hart *h, uint64_t a, unsigned size);
-/* The slow paths of those: the access (or its trap), then the register
- * write (integer or FP, sign-extended, NaN-boxed as the op says) and
- * rru_next. */
-int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a);
-int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v);
-
 /* Filter check: the core holds the line and has reported it (coherence on),
  * or coherence is off. */
 static inline int rru_filter_read_ok(const rru_hart *h, uint64_t a)
@@ -284,29 +272,10 @@ static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)
                        ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
 }
 
-static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, void *out)
-{
-    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
-    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->rtag) &&
-        RRU_LIKELY(rru_filter_read_ok(h, a))) {
-        memcpy(out, e->host + (a & (RRU_PAGE_SIZE - 1)), size);
-        return 0;
-    }
-    return rru_access_slow(h, d, a, size, RRU_ACC_LOAD, out, NULL);
-}
-
-static inline int rru_store(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
-                            const void *in)
-{
-    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
-    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
-        RRU_LIKELY(rru_filter_write_ok(h, a))) {
-        memcpy(e->host + (a & (RRU_PAGE_SIZE - 1)), in, size);
-        return 0;
-    }
-    return rru_access_slow(h, d, a, size, RRU_ACC_STORE, (void *)in, NULL);
-}
-
+/* The host address of a load (store) of SIZE bytes at A when the TLB and
+ * the filter allow it directly, else NULL. Bodies that end in rru_next use
+ * these and pass no address of a local, so that rru_next stays a tail call;
+ * on NULL they finish in rru_load_slow / rru_store_slow. */
 static inline const uint8_t *rru_load_direct(const rru_hart *h, uint64_t a, unsigned size)
 {
     const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
@@ -323,6 +292,35 @@ static inline uint8_t *rru_store_direct(const rru_hart *h, uint64_t a, unsigned 
         RRU_LIKELY(rru_filter_write_ok(h, a)))
         return e->host + (a & (RRU_PAGE_SIZE - 1));
     return NULL;
+}
+
+/* The rest of a plain load (store) instruction D at A that missed the
+ * direct path: the access through rru_access_slow (or its trap), the
+ * register write as D's op says (width, sign extension, FP with NaN-boxing;
+ * a store writes V's low bytes), then rru_next. */
+int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a);
+int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v);
+
+/* Loads and stores into and from a buffer (LR/SC): 0 or a trap status. */
+static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, void *out)
+{
+    const uint8_t *p = rru_load_direct(h, a, size);
+    if (RRU_LIKELY(p != NULL)) {
+        memcpy(out, p, size);
+        return 0;
+    }
+    return rru_access_slow(h, d, a, size, RRU_ACC_LOAD, out, NULL);
+}
+
+static inline int rru_store(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
+                            const void *in)
+{
+    uint8_t *p = rru_store_direct(h, a, size);
+    if (RRU_LIKELY(p != NULL)) {
+        memcpy(p, in, size);
+        return 0;
+    }
+    return rru_access_slow(h, d, a, size, RRU_ACC_STORE, (void *)in, NULL);
 }
 
 /* A host pointer to the aligned word for an AMO / SC (exclusive access). */
