@@ -102,7 +102,7 @@ BODY(fmv_d_x) { F(RD) = X(RS1); return rru_next(h, d); }
         NEED_RM;                                                            \
         uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2), v;             \
         if (!(RNE_NX && ffp_rne_##fn(fmt, a, b, &v)))                       \
-            v = ARITH(fn)(fmt, a, b, rm, FL);                              \
+            v = ARITH(fn)(fmt, a, b, rm, FL);                               \
         put(h, fmt, RD, v);                                                 \
         DONE;                                                               \
     }
@@ -121,23 +121,26 @@ ARITH2(fdiv_d, SF_F64, div)
         NEED_RM;                                                            \
         uint64_t a = src(h, fmt, RS1), v;                                   \
         if (!(RNE_NX && ffp_rne_sqrt(fmt, a, &v)))                          \
-            v = ARITH(sqrt)(fmt, a, rm, FL);                               \
+            v = ARITH(sqrt)(fmt, a, rm, FL);                                \
         put(h, fmt, RD, v);                                                 \
         DONE;                                                               \
     }
 SQRT(fsqrt_s, SF_F32)
 SQRT(fsqrt_d, SF_F64)
 
-#define FMA(name, fmt, neg_prod, neg_c)                                                 \
-    BODY(name)                                                                          \
-    {                                                                                   \
-        NEED_RM;                                                                        \
-        uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2), c = src(h, fmt, d->rs3), v; \
-        if (!(fmt == SF_F64 && RNE_NX &&                                                \
-              ffp_rne_fma64(a ^ ((uint64_t)neg_prod << 63), b, c ^ ((uint64_t)neg_c << 63), &v))) \
-            v = ARITH(fma)(fmt, a, b, c, neg_prod, neg_c, rm, FL);                     \
-        put(h, fmt, RD, v);                                                             \
-        DONE;                                                                           \
+/* The inline case applies the negations to the operands: exact. */
+#define FMA(name, fmt, neg_prod, neg_c)                                         \
+    BODY(name)                                                                  \
+    {                                                                           \
+        NEED_RM;                                                                \
+        uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2);                    \
+        uint64_t c = src(h, fmt, d->rs3), v;                                    \
+        if (!(fmt == SF_F64 && RNE_NX &&                                        \
+              ffp_rne_fma64(a ^ ((uint64_t)(neg_prod) << 63), b,                \
+                            c ^ ((uint64_t)(neg_c) << 63), &v)))                \
+            v = ARITH(fma)(fmt, a, b, c, neg_prod, neg_c, rm, FL);              \
+        put(h, fmt, RD, v);                                                     \
+        DONE;                                                                   \
     }
 FMA(fmadd_s, SF_F32, 0, 0)
 FMA(fmsub_s, SF_F32, 0, 1)
@@ -157,7 +160,7 @@ FMA(fnmadd_d, SF_F64, 1, 1)
         uint64_t a = src(h, fmt, RS1), b = src(h, fmt, RS2);    \
         uint64_t sb = SIGN(fmt);                                \
         put(h, fmt, RD, (a & ~sb) | ((expr) & sb));             \
-        return rru_next(h, d);                                      \
+        return rru_next(h, d);                                  \
     }
 SGNJ(fsgnj_s, SF_F32, b)
 SGNJ(fsgnjn_s, SF_F32, ~b)
@@ -180,7 +183,7 @@ MINMAX(fmax_d, SF_F64, max)
 #define CMP(name, fmt, fn)                                                          \
     BODY(name)                                                                      \
     {                                                                               \
-        X(RD) = (uint64_t)ARITH(fn)(fmt, src(h, fmt, RS1), src(h, fmt, RS2), FL);  \
+        X(RD) = (uint64_t)ARITH(fn)(fmt, src(h, fmt, RS1), src(h, fmt, RS2), FL);   \
         DONE;                                                                       \
     }
 CMP(feq_s, SF_F32, eq)
@@ -199,7 +202,7 @@ BODY(fclass_d) { X(RD) = sf_class(SF_F64, src(h, SF_F64, RS1)); return rru_next(
     BODY(name)                                                                      \
     {                                                                               \
         NEED_RM;                                                                    \
-        X(RD) = ARITH(to_int)(fmt, src(h, fmt, RS1), is_signed, width, rm, FL);   \
+        X(RD) = ARITH(to_int)(fmt, src(h, fmt, RS1), is_signed, width, rm, FL);     \
         DONE;                                                                       \
     }
 TO_INT(fcvt_w_s, SF_F32, 1, 32)
@@ -215,7 +218,7 @@ TO_INT(fcvt_lu_d, SF_F64, 0, 64)
     BODY(name)                                                                      \
     {                                                                               \
         NEED_RM;                                                                    \
-        put(h, fmt, RD, ARITH(from_int)(fmt, X(RS1), is_signed, width, rm, FL));  \
+        put(h, fmt, RD, ARITH(from_int)(fmt, X(RS1), is_signed, width, rm, FL));    \
         DONE;                                                                       \
     }
 FROM_INT(fcvt_s_w, SF_F32, 1, 32)

@@ -757,7 +757,8 @@ static void fast_operands(int fmt, int op, uint64_t *rng, uint64_t *a, uint64_t 
         break;
     }
     case 4: { /* exact ties */
-        int s1 = (int)tu_below(rng, 2 * (uint64_t)range) - range, s2 = (int)tu_below(rng, 40) - 20 - s1 / 2;
+        int s1 = (int)tu_below(rng, 2 * (uint64_t)range) - range;
+        int s2 = (int)tu_below(rng, 40) - 20 - s1 / 2;
         if (op == FOP_ADD || op == FOP_SUB) {
             *a = random_in(fmt, rng, -range, range);
             int ea = (int)((*a >> fb) & (fmt ? 0x7ff : 0xff)) - (fmt ? 1023 : 127);
@@ -788,11 +789,14 @@ static void fast_operands(int fmt, int op, uint64_t *rng, uint64_t *a, uint64_t 
         *a = random_in(fmt, rng, -8, 8);
         *b = random_in(fmt, rng, -8, 8);
         *c = random_in(fmt, rng, -8, 8);
+        uint64_t *which = tu_below(rng, 2) ? a : tu_below(rng, 2) ? b : c;
         switch (tu_below(rng, 4)) {
-        case 0: *(tu_below(rng, 2) ? a : tu_below(rng, 2) ? b : c) = payload_nan(fmt, rng); break;
-        case 1: *(tu_below(rng, 2) ? a : tu_below(rng, 2) ? b : c) = bits_from(fmt, tu_below(rng, 2) ? INFINITY : -INFINITY); break;
-        case 2: *(tu_below(rng, 2) ? a : tu_below(rng, 2) ? b : c) = tu_below(rng, 2) ? 0 : (fmt ? 1ull << 63 : 1ull << 31); break;
-        default: *(tu_below(rng, 2) ? a : b) = random_in(fmt, rng, fmt ? -1074 : -149, fmt ? -1023 : -127) & ~(fmt ? 0x7ffull << 52 : 0xffull << 23); break;   /* subnormal */
+        case 0: *which = payload_nan(fmt, rng); break;
+        case 1: *which = bits_from(fmt, tu_below(rng, 2) ? INFINITY : -INFINITY); break;
+        case 2: *which = tu_below(rng, 2) ? 0 : (fmt ? 1ull << 63 : 1ull << 31); break;
+        default: /* a subnormal: random bits, exponent field cleared */
+            *which = tu_rand(rng) & (fmt ? 0x800fffffffffffffull : 0x807fffffull);
+            break;
         }
         break;
     default: /* ordinary values, the common case */
@@ -927,7 +931,9 @@ START_TEST(rru_fp_fast_compares_and_conversions_match_softfp)
     for (int k = 0; k < n; k++) {
         uint64_t a = conv_operand(fmt, kind, &rng), b = 0;
         if (kind < FK_TO_INT) {
-            b = tu_below(&rng, 4) ? operand(fmt, &rng, a, 1) : tu_below(&rng, 2) ? a : payload_nan(fmt, &rng);
+            b = tu_below(&rng, 4)   ? operand(fmt, &rng, a, 1)
+                : tu_below(&rng, 2) ? a
+                                    : payload_nan(fmt, &rng);
             if (tu_below(&rng, 8) == 0)   /* +-0 against +-0 */
                 a &= fmt ? 1ull << 63 : 1ull << 31, b &= fmt ? 1ull << 63 : 1ull << 31;
         }
@@ -979,8 +985,9 @@ static const fp_insn_kind fp_kinds[] = {
     AR(0x00, 0, FOP_ADD), AR(0x01, 1, FOP_ADD), AR(0x04, 0, FOP_SUB), AR(0x05, 1, FOP_SUB),
     AR(0x08, 0, FOP_MUL), AR(0x09, 1, FOP_MUL), AR(0x0c, 0, FOP_DIV), AR(0x0d, 1, FOP_DIV),
     AR(0x2c, 0, FOP_SQRT), AR(0x2d, 1, FOP_SQRT),
-    R4(0x43, 0, FOP_FMADD), R4(0x43, 1, FOP_FMADD), R4(0x47, 0, FOP_FMSUB), R4(0x47, 1, FOP_FMSUB),
-    R4(0x4b, 0, FOP_FNMSUB), R4(0x4b, 1, FOP_FNMSUB), R4(0x4f, 0, FOP_FNMADD), R4(0x4f, 1, FOP_FNMADD),
+    R4(0x43, 0, FOP_FMADD), R4(0x43, 1, FOP_FMADD), R4(0x47, 0, FOP_FMSUB),
+    R4(0x47, 1, FOP_FMSUB), R4(0x4b, 0, FOP_FNMSUB), R4(0x4b, 1, FOP_FNMSUB),
+    R4(0x4f, 0, FOP_FNMADD), R4(0x4f, 1, FOP_FNMADD),
     /* min/max, compares: flags accrue on top of the old ones */
     CMP_(0x14, 0, 0), CMP_(0x15, 1, 1), CMP_(0x50, 2, 0), CMP_(0x51, 1, 1), CMP_(0x51, 0, 1),
     /* conversions: fcvt.w.d, fcvt.lu.s, fcvt.s.d, fcvt.d.s, fcvt.d.l, fcvt.s.wu */

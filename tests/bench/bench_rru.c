@@ -122,8 +122,8 @@ static void bench_single_fp(uint64_t iters, int softfp_only)
     double t0 = now_s();
     rru_hart_execute(h, UINT64_MAX, &st);
     double dt = now_s() - t0;
-    printf("single hart, FP multiply-add:   %8.1f MIPS  (%llu instructions, %.3f s, fflags %02x%s)\n",
-           (double)st.insns / dt / 1e6, (unsigned long long)st.insns, dt,
+    printf("single hart, FP multiply-add:   %8.1f MIPS  (%llu instructions, %.3f s, fflags %02x%s)"
+           "\n", (double)st.insns / dt / 1e6, (unsigned long long)st.insns, dt,
            (unsigned)rru_hart_ctx(h)->fflags, softfp_only ? ", softfp only" : "");
     rru_hart_free(h);
     rru_mem_free(m);
