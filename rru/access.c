@@ -21,15 +21,15 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     const uint32_t cause = write ? RRU_CAUSE_STORE_FAULT : RRU_CAUSE_LOAD_FAULT;
     const uint64_t last = a + size - 1;
     if (a >= RRU_ADDR_LIMIT || last >= RRU_ADDR_LIMIT || last < a)
-        return rru_trap(h, cause, a);
+        return rru_trap(h, d, cause, a);
     rru_page *p1 = rru_mem_page(h->mem, a);
     if (!p1 || (p1->prot & need) != need)
-        return rru_trap(h, cause, a);
+        return rru_trap(h, d, cause, a);
     rru_page *p2 = p1;
     if ((last & ~(RRU_PAGE_SIZE - 1)) != p1->addr) {
         p2 = rru_mem_page(h->mem, last);
         if (!p2 || (p2->prot & need) != need)
-            return rru_trap(h, cause, last & ~(RRU_PAGE_SIZE - 1));
+            return rru_trap(h, d, cause, last & ~(RRU_PAGE_SIZE - 1));
     }
 
     if (h->coh) {
@@ -72,4 +72,50 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     }
     tlb_fill(h, p1);
     return 0;
+}
+
+/* The size of a plain load or store op, and how a load writes its register. */
+int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a)
+{
+    unsigned size = 8;
+    int sign = 0, fp = 0;
+    switch (d->op) {
+    case RRU_OP_lb: size = 1; sign = 1; break;
+    case RRU_OP_lh: size = 2; sign = 1; break;
+    case RRU_OP_lw: size = 4; sign = 1; break;
+    case RRU_OP_lbu: size = 1; break;
+    case RRU_OP_lhu: size = 2; break;
+    case RRU_OP_lwu: size = 4; break;
+    case RRU_OP_flw: size = 4; fp = 1; break;
+    case RRU_OP_fld: fp = 1; break;
+    default: break;   /* ld */
+    }
+    uint64_t v = 0;   /* little-endian host, as the guest */
+    int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
+    if (s)
+        return s;
+    if (sign) {
+        const unsigned sh = 64 - 8 * size;
+        v = (uint64_t)((int64_t)(v << sh) >> sh);
+    }
+    if (fp)
+        h->ctx.f[d->rd] = size == 4 ? 0xffffffff00000000ull | v : v;
+    else
+        h->ctx.x[d->rd] = v;
+    return rru_next(h, d);
+}
+
+int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v)
+{
+    unsigned size = 8;
+    switch (d->op) {
+    case RRU_OP_sb: size = 1; break;
+    case RRU_OP_sh: size = 2; break;
+    case RRU_OP_sw: case RRU_OP_fsw: size = 4; break;
+    default: break;   /* sd, fsd */
+    }
+    int s = rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);
+    if (s)
+        return s;
+    return rru_next(h, d);
 }

@@ -58,7 +58,7 @@ static int csr_op(rru_hart *h, const rru_insn *d, int op, uint64_t src, int writ
 {
     unsigned csr = (unsigned)d->imm;
     if (!csr_known(csr) || (write && csr_read_only(csr)))
-        return rru_trap(h, RRU_CAUSE_ILLEGAL, d->raw);
+        return rru_trap(h, d, RRU_CAUSE_ILLEGAL, d->raw);
     uint64_t old = 0;
     if (op != OP_W || d->rd != 32)
         old = csr_read(h, d, csr);
@@ -67,7 +67,7 @@ static int csr_op(rru_hart *h, const rru_insn *d, int op, uint64_t src, int writ
         csr_write(h, csr, nv);
     }
     X(RD) = old;
-    return RRU_X_NEXT;
+    return rru_next(h, d);
 }
 
 BODY(csrrw) { return csr_op(h, d, OP_W, X(RS1), 1); }

@@ -9,7 +9,7 @@ static int lr(rru_hart *h, const rru_insn *d, unsigned size)
 {
     uint64_t a = X(RS1);
     if (a & (size - 1))
-        return rru_trap(h, RRU_CAUSE_LOAD_MISALIGNED, a);
+        return rru_trap(h, d, RRU_CAUSE_LOAD_MISALIGNED, a);
     uint64_t v;
     if (size == 4) {
         int32_t w;
@@ -25,14 +25,14 @@ static int lr(rru_hart *h, const rru_insn *d, unsigned size)
     h->ctx.resv_addr = a;
     h->ctx.resv_valid = size;
     X(RD) = v;
-    return RRU_X_NEXT;
+    return rru_next(h, d);
 }
 
 static int sc(rru_hart *h, const rru_insn *d, unsigned size)
 {
     uint64_t a = X(RS1);
     if (a & (size - 1))
-        return rru_trap(h, RRU_CAUSE_STORE_MISALIGNED, a);
+        return rru_trap(h, d, RRU_CAUSE_STORE_MISALIGNED, a);
     int ok = h->ctx.resv_valid == size && h->ctx.resv_addr == a;
     if (h->env && h->env->sc) {
         h->cur_d = d;
@@ -47,7 +47,7 @@ static int sc(rru_hart *h, const rru_insn *d, unsigned size)
             return s;
     }
     X(RD) = ok ? 0 : 1;
-    return RRU_X_NEXT;
+    return rru_next(h, d);
 }
 
 BODY(lr_w) { return lr(h, d, 4); }
@@ -79,7 +79,7 @@ static int amo(rru_hart *h, const rru_insn *d, unsigned size, int op)
 {
     uint64_t a = X(RS1);
     if (a & (size - 1))
-        return rru_trap(h, RRU_CAUSE_STORE_MISALIGNED, a);
+        return rru_trap(h, d, RRU_CAUSE_STORE_MISALIGNED, a);
     uint8_t *p;
     int s = rru_amo_ptr(h, d, a, size, &p);
     if (s)
@@ -97,7 +97,7 @@ static int amo(rru_hart *h, const rru_insn *d, unsigned size, int op)
         memcpy(p, &nv, 8);
     }
     X(RD) = old;
-    return RRU_X_NEXT;
+    return rru_next(h, d);
 }
 
 #define AMO(name, size, op) BODY(name) { return amo(h, d, size, op); }

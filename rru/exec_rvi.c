@@ -3,14 +3,14 @@
 
 #define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
 
-BODY(lui) { X(RD) = (uint64_t)IMM; return RRU_X_NEXT; }
-BODY(auipc) { X(RD) = d->pc + (uint64_t)IMM; return RRU_X_NEXT; }
+BODY(lui) { X(RD) = (uint64_t)IMM; return rru_next(h, d); }
+BODY(auipc) { X(RD) = d->pc + (uint64_t)IMM; return rru_next(h, d); }
 
 BODY(jal)
 {
     X(RD) = NEXT_PC;
     h->ctx.pc = d->pc + (uint64_t)IMM;
-    return RRU_X_JUMP;
+    return rru_exit(h, d, RRU_X_JUMP);
 }
 
 BODY(jalr)
@@ -18,7 +18,7 @@ BODY(jalr)
     uint64_t target = (X(RS1) + (uint64_t)IMM) & ~1ull;
     X(RD) = NEXT_PC;
     h->ctx.pc = target;
-    return RRU_X_JUMP;
+    return rru_exit(h, d, RRU_X_JUMP);
 }
 
 #define BRANCH(name, cond)                                  \
@@ -26,9 +26,9 @@ BODY(jalr)
     {                                                       \
         if (cond) {                                         \
             h->ctx.pc = d->pc + (uint64_t)IMM;              \
-            return RRU_X_JUMP;                              \
+            return rru_exit(h, d, RRU_X_JUMP);              \
         }                                                   \
-        return RRU_X_NEXT;                                  \
+        return rru_next(h, d);                              \
     }
 BRANCH(beq, X(RS1) == X(RS2))
 BRANCH(bne, X(RS1) != X(RS2))
@@ -40,12 +40,14 @@ BRANCH(bgeu, X(RS1) >= X(RS2))
 #define LOAD(name, type, size)                                          \
     BODY(name)                                                          \
     {                                                                   \
+        const uint64_t a = X(RS1) + (uint64_t)IMM;                      \
+        const uint8_t *p = rru_load_direct(h, a, size);                 \
+        if (RRU_UNLIKELY(!p))                                           \
+            return rru_load_slow(h, d, a);                              \
         type v;                                                         \
-        int s = rru_load(h, d, X(RS1) + (uint64_t)IMM, size, &v);      \
-        if (RRU_UNLIKELY(s))                                            \
-            return s;                                                   \
+        memcpy(&v, p, size);                                            \
         X(RD) = (uint64_t)(int64_t)v;                                   \
-        return RRU_X_NEXT;                                              \
+        return rru_next(h, d);                                          \
     }
 LOAD(lb, int8_t, 1)
 LOAD(lh, int16_t, 2)
@@ -58,15 +60,20 @@ LOAD(lwu, uint32_t, 4)
 #define STORE(name, type, size)                                         \
     BODY(name)                                                          \
     {                                                                   \
+        const uint64_t a = X(RS1) + (uint64_t)IMM;                      \
+        uint8_t *p = rru_store_direct(h, a, size);                      \
+        if (RRU_UNLIKELY(!p))                                           \
+            return rru_store_slow(h, d, a, X(RS2));                     \
         type v = (type)X(RS2);                                          \
-        return rru_store(h, d, X(RS1) + (uint64_t)IMM, size, &v);       \
+        memcpy(p, &v, size);                                            \
+        return rru_next(h, d);                                          \
     }
 STORE(sb, uint8_t, 1)
 STORE(sh, uint16_t, 2)
 STORE(sw, uint32_t, 4)
 STORE(sd, uint64_t, 8)
 
-#define ALU(name, expr) BODY(name) { X(RD) = (expr); return RRU_X_NEXT; }
+#define ALU(name, expr) BODY(name) { X(RD) = (expr); return rru_next(h, d); }
 #define W(expr) ((uint64_t)(int64_t)(int32_t)(uint32_t)(expr))
 ALU(addi, X(RS1) + (uint64_t)IMM)
 ALU(slti, XS(RS1) < IMM)
@@ -98,26 +105,26 @@ ALU(srlw, W((uint32_t)X(RS1) >> (X(RS2) & 31)))
 ALU(sraw, (uint64_t)(int64_t)((int32_t)X(RS1) >> (X(RS2) & 31)))
 
 /* One total order of accesses: every fence is already satisfied. */
-BODY(fence) { return RRU_X_NEXT; }
+BODY(fence) { return rru_next(h, d); }
 
 BODY(fence_i)
 {
     h->ctx.pc = NEXT_PC;
-    return RRU_X_FENCEI;
+    return rru_exit(h, d, RRU_X_FENCEI);
 }
 
 BODY(ecall)
 {
     h->ctx.pc = NEXT_PC;
-    return RRU_X_ECALL;
+    return rru_exit(h, d, RRU_X_ECALL);
 }
 
-BODY(ebreak) { return rru_trap(h, RRU_CAUSE_BREAKPOINT, d->pc); }
-BODY(illegal) { return rru_trap(h, RRU_CAUSE_ILLEGAL, d->raw); }
+BODY(ebreak) { return rru_trap(h, d, RRU_CAUSE_BREAKPOINT, d->pc); }
+BODY(illegal) { return rru_trap(h, d, RRU_CAUSE_ILLEGAL, d->raw); }
 
 /* The sentinel after the last instruction of a block. */
 BODY(end)
 {
     h->ctx.pc = d->pc;
-    return RRU_X_END;
+    return rru_exit(h, d, RRU_X_END);
 }

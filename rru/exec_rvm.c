@@ -3,7 +3,7 @@
 #include "rru/internal.h"
 
 #define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
-#define ALU(name, expr) BODY(name) { X(RD) = (expr); return RRU_X_NEXT; }
+#define ALU(name, expr) BODY(name) { X(RD) = (expr); return rru_next(h, d); }
 #define W(expr) ((uint64_t)(int64_t)(int32_t)(uint32_t)(expr))
 
 typedef __int128 i128;

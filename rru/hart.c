@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rru/fastfp.h"
 #include "rru/internal.h"
 
 #define ARENA_CHUNK (256u << 10)
@@ -117,7 +118,7 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
     uint64_t a = pc;
     rru_page *p = fetch_page(h, pc);
     if (!p) {
-        rru_trap(h, RRU_CAUSE_FETCH_FAULT, pc);
+        rru_trap(h, NULL, RRU_CAUSE_FETCH_FAULT, pc);
         return NULL;
     }
     while (n < RRU_BLOCK_MAX) {
@@ -132,7 +133,7 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
                 rru_page *q = fetch_page(h, a + 2);
                 if (!q) {
                     if (n == 0) {
-                        rru_trap(h, RRU_CAUSE_FETCH_FAULT, a + 2);
+                        rru_trap(h, NULL, RRU_CAUSE_FETCH_FAULT, a + 2);
                         return NULL;
                     }
                     break;
@@ -167,6 +168,22 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
     return b;
 }
 
+/* The first LIM (< b->n) instructions of B and a sentinel after them, in
+ * the hart's cut buffer: a run that must stop inside a block runs this. */
+static rru_block *cut_block(rru_hart *h, const rru_block *b, unsigned lim)
+{
+    rru_block *c = h->cut;
+    c->pc = b->pc;
+    c->n = lim;
+    memcpy(c->insns, b->insns, lim * sizeof(rru_insn));
+    rru_insn *end = &c->insns[lim];
+    memset(end, 0, sizeof *end);
+    end->fn = rru_x_end;
+    end->pc = b->insns[lim].pc;
+    end->op = RRU_OP_illegal;
+    return c;
+}
+
 static inline rru_block *lookup_block(rru_hart *h, uint64_t pc)
 {
     rru_block *b = h->buckets[(pc >> 1) & (RRU_BUCKETS - 1)];
@@ -193,8 +210,12 @@ int rru_hart_init(rru_hart *h, rru_mem *mem, unsigned id)
     h->id = id;
     h->time_div = 100;
     h->buckets = calloc(RRU_BUCKETS, sizeof h->buckets[0]);
-    if (!h->buckets)
+    h->cut = malloc(sizeof(rru_block) + (RRU_BLOCK_MAX + 1) * sizeof(rru_insn));
+    if (!h->buckets || !h->cut) {
+        free(h->buckets);
+        free(h->cut);
         return -1;
+    }
     rru_hart_flush_tlb(h);
     h->tlb_gen = rru_mem_tlb_gen(mem);
     h->code_gen = rru_mem_code_gen(mem);
@@ -207,6 +228,8 @@ void rru_hart_fini(rru_hart *h)
     h->arena = NULL;
     free(h->buckets);
     h->buckets = NULL;
+    free(h->cut);
+    h->cut = NULL;
 }
 
 rru_hart *rru_hart_new(rru_mem *mem, unsigned id)
@@ -286,8 +309,13 @@ void rru_hart_set_env(rru_hart *h, const rru_env_ops *ops, void *env)
 
 void rru_hart_request_stop(rru_hart *h) { h->stop_req = 1; }
 
+void rru_hart_set_softfp_only(rru_hart *h, int on) { h->softfp_only = (uint8_t)(on != 0); }
+
 void rru_hart_sync(rru_hart *h)
 {
+    /* The host's FP environment is the fast path's precondition: checked
+     * before every run, so that a caller that changed it stays exact. */
+    h->fp_fast = (uint8_t)(!h->softfp_only && ffp_host_ready());
     uint64_t t = rru_mem_tlb_gen(h->mem), c = rru_mem_code_gen(h->mem);
     if (t != h->tlb_gen) {
         rru_hart_flush_tlb(h);
@@ -355,22 +383,12 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
         uint64_t lim = max - done, tl = time_end - h->clock;
         if (tl < lim)
             lim = tl;
-        const rru_insn *d = b->insns;
-        int s;
+        if (RRU_UNLIKELY(b->n > lim))
+            b = cut_block(h, b, (unsigned)lim);
+        /* The whole block (or its head) as one chain of bodies. */
         h->cur_blk = b;
-        if (RRU_LIKELY(b->n <= lim)) {
-            while ((s = d->fn(h, d)) == RRU_X_NEXT)
-                d++;
-        } else {
-            const rru_insn *e = d + lim;
-            s = RRU_X_NEXT;
-            while (d < e && (s = d->fn(h, d)) == RRU_X_NEXT)
-                d++;
-            if (s == RRU_X_NEXT) {
-                h->ctx.pc = d->pc;
-                s = RRU_X_END;
-            }
-        }
+        const int s = b->insns[0].fn(h, b->insns);
+        const rru_insn *d = h->exit_d;
         uint64_t n = (uint64_t)(d - b->insns);
         if (s == RRU_X_JUMP || s == RRU_X_ECALL || s == RRU_X_FENCEI)
             n++;

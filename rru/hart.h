@@ -139,6 +139,11 @@ rru_stop_reason rru_hart_execute(rru_hart *h, uint64_t max_insns, rru_stop *stop
  * block (from a callback on the executing thread). */
 void rru_hart_request_stop(rru_hart *h);
 
+/* With ON set, every F/D operation goes through the software IEEE-754
+ * path (rru/softfp.c), never the host-FPU fast path (rru/fastfp.c). Results
+ * and flags are the same either way; for tests and measurements. */
+void rru_hart_set_softfp_only(rru_hart *h, int on);
+
 /* Drops every decoded instruction of this hart (fence.i does this too). */
 void rru_hart_flush_code(rru_hart *h);
 

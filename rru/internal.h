@@ -59,10 +59,13 @@ extern const unsigned rru_insn_nrows;
 typedef struct rru_insn rru_insn;
 typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d);
 
-/* Statuses of instruction bodies. */
+/* Statuses of instruction bodies. A body that completes normally does not
+ * return a status: it continues with the next instruction of its block
+ * itself (rru_next, a tail call), so a block runs as one chain of bodies
+ * that returns once, from the instruction that leaves the straight line,
+ * with h->exit_d pointing at it (rru_exit, rru_trap): */
 enum {
-    RRU_X_NEXT = 0,   /* retired; continue with the next instruction */
-    RRU_X_JUMP,       /* retired; pc set (control transfer) */
+    RRU_X_JUMP = 1,   /* retired; pc set (control transfer) */
     RRU_X_END,        /* block sentinel: not an instruction; pc set */
     RRU_X_ECALL,      /* retired; pc set past it; stop for the syscall */
     RRU_X_TRAP,       /* not retired; h->trap_cause / trap_tval set */
@@ -160,10 +163,14 @@ struct rru_hart {
     uint64_t retired;            /* core's retired count at the block start */
     const rru_block *cur_blk;    /* block being executed, or NULL */
     const rru_insn *cur_d;       /* instruction in a slow path, or NULL */
+    const rru_insn *exit_d;      /* the instruction the block's chain returned from */
 
     uint32_t trap_cause;
     uint64_t trap_tval;
     int stop_req;
+    uint8_t fp_fast;             /* F/D arithmetic may use rru/fastfp.c: set
+                                  * by rru_hart_sync, before every run */
+    uint8_t softfp_only;         /* rru_hart_set_softfp_only */
 
     const rru_env_ops *env;
     void *env_ctx;
@@ -174,6 +181,8 @@ struct rru_hart {
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
     rru_arena_chunk *arena;
     uint64_t nblocks;
+    rru_block *cut;              /* RRU_BLOCK_MAX + 1 instructions: the head of
+                                  * a block, cut where a run must stop */
 };
 
 /* Initialises / releases an embedded hart (machine cores, standalone). */
@@ -194,7 +203,9 @@ void rru_hart_fini(rru_hart *h);
  * stops and stop->insns. */
 int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_time, rru_stop *stop);
 
-/* Brings TLB and decoded code up to date with the memory's generations. */
+/* Brings TLB and decoded code up to date with the memory's generations,
+ * and fp_fast with the host's floating-point environment. Called before
+ * every rru_hart_run. */
 void rru_hart_sync(rru_hart *h);
 void rru_hart_flush_tlb(rru_hart *h);
 
@@ -208,11 +219,28 @@ static inline uint64_t rru_now(const rru_hart *h, const rru_insn *d)
     return h->clock + rru_insn_index(h, d);
 }
 
-static inline int rru_trap(rru_hart *h, uint32_t cause, uint64_t tval)
+/* The end of every body that completes normally: the next instruction
+ * (the block's sentinel after its last). A tail call where the compiler
+ * can (no local of the caller's may have escaped); a nested call otherwise,
+ * at most one frame per instruction of a block. */
+static inline int rru_next(rru_hart *h, const rru_insn *d)
+{
+    return d[1].fn(h, d + 1);
+}
+
+/* Leaves the block's chain at instruction D with STATUS. */
+static inline int rru_exit(rru_hart *h, const rru_insn *d, int status)
+{
+    h->exit_d = d;
+    return status;
+}
+
+/* Instruction D traps (does not retire). */
+static inline int rru_trap(rru_hart *h, const rru_insn *d, uint32_t cause, uint64_t tval)
 {
     h->trap_cause = cause;
     h->trap_tval = tval;
-    return RRU_X_TRAP;
+    return rru_exit(h, d, RRU_X_TRAP);
 }
 
 /* RISC-V exception causes. */
@@ -250,12 +278,41 @@ static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)
                        ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
 }
 
-static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, void *out)
+/* The host address of a load (store) of SIZE bytes at A when the TLB and
+ * the filter allow it directly, else NULL. Bodies that end in rru_next use
+ * these and pass no address of a local, so that rru_next stays a tail call;
+ * on NULL they finish in rru_load_slow / rru_store_slow. */
+static inline const uint8_t *rru_load_direct(const rru_hart *h, uint64_t a, unsigned size)
 {
     const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
     if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->rtag) &&
-        RRU_LIKELY(rru_filter_read_ok(h, a))) {
-        memcpy(out, e->host + (a & (RRU_PAGE_SIZE - 1)), size);
+        RRU_LIKELY(rru_filter_read_ok(h, a)))
+        return e->host + (a & (RRU_PAGE_SIZE - 1));
+    return NULL;
+}
+
+static inline uint8_t *rru_store_direct(const rru_hart *h, uint64_t a, unsigned size)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
+        RRU_LIKELY(rru_filter_write_ok(h, a)))
+        return e->host + (a & (RRU_PAGE_SIZE - 1));
+    return NULL;
+}
+
+/* The rest of a plain load (store) instruction D at A that missed the
+ * direct path: the access through rru_access_slow (or its trap), the
+ * register write as D's op says (width, sign extension, FP with NaN-boxing;
+ * a store writes V's low bytes), then rru_next. */
+int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a);
+int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v);
+
+/* Loads and stores into and from a buffer (LR/SC): 0 or a trap status. */
+static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, void *out)
+{
+    const uint8_t *p = rru_load_direct(h, a, size);
+    if (RRU_LIKELY(p != NULL)) {
+        memcpy(out, p, size);
         return 0;
     }
     return rru_access_slow(h, d, a, size, RRU_ACC_LOAD, out, NULL);
@@ -264,10 +321,9 @@ static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned 
 static inline int rru_store(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
                             const void *in)
 {
-    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
-    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
-        RRU_LIKELY(rru_filter_write_ok(h, a))) {
-        memcpy(e->host + (a & (RRU_PAGE_SIZE - 1)), in, size);
+    uint8_t *p = rru_store_direct(h, a, size);
+    if (RRU_LIKELY(p != NULL)) {
+        memcpy(p, in, size);
         return 0;
     }
     return rru_access_slow(h, d, a, size, RRU_ACC_STORE, (void *)in, NULL);

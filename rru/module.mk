@@ -3,6 +3,13 @@ rru_SRCS    := $(sort $(wildcard rru/*.c))
 rru_HEADERS := $(sort $(wildcard rru/*.h))
 $(eval $(call component,rru))
 
+# rru/fastfp.c (and its inline part, used by exec_rvfd.c) is exact only as
+# written: no contraction of a*b+c into an fma, no fast-math, sqrt as one
+# instruction (no errno call around it).
+RRU_FP_OBJS := $(BUILD)/obj/rru/fastfp.o $(BUILD)/obj/rru/exec_rvfd.o
+$(RRU_FP_OBJS): ALL_CFLAGS += -ffp-contract=off -fno-fast-math -fno-math-errno
+$(RRU_FP_OBJS): rru/module.mk
+
 # The simulator benchmark (tests/bench/bench_rru.c): `make bench` runs it.
 .PHONY: bench-rru
 BENCH_TARGETS += bench-rru

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rru/fastfp.h"
 #include "rru/hart.h"
 #include "rru/softfp.h"
 #include "tests/rru_enc.h"
@@ -603,6 +604,477 @@ START_TEST(rru_fp_instructions_box_singles_and_accrue_flags)
 }
 END_TEST
 
+/* ---- the host-FPU fast path (rru/fastfp.c) against softfp ----
+ *
+ * Every operation of rru/fastfp.h must give softfp's bits and flags for
+ * every input, mode and accrued-flags value. The operands aim at the fast
+ * path's edges: results near its range limits (the smallest normal, the
+ * exactness bound 2^-959 of binary64, 2^(emax-2) where TwoSum's operands
+ * stop, the largest finite), exact ties, exact results, cancellation,
+ * subnormals, NaNs with payloads, infinities and signed zeros. It uses no
+ * host flags or modes, so it also runs under valgrind (fewer cases). */
+
+enum { FOP_ADD, FOP_SUB, FOP_MUL, FOP_DIV, FOP_SQRT, FOP_FMADD, FOP_FMSUB, FOP_FNMSUB,
+       FOP_FNMADD, FOP_COUNT };
+static const char *const fop_name[FOP_COUNT] = { "fadd", "fsub", "fmul", "fdiv", "fsqrt", "fmadd",
+                                                 "fmsub", "fnmsub", "fnmadd" };
+
+/* The inline common case of rru/fastfp.h, as the instruction bodies use it. */
+static int run_rne_inline(int fmt, int op, uint64_t a, uint64_t b, uint64_t c, uint64_t *v)
+{
+    const uint64_t sb = fmt ? 1ull << 63 : 1ull << 31;
+    switch (op) {
+    case FOP_ADD: return ffp_rne_add(fmt, a, b, v);
+    case FOP_SUB: return ffp_rne_sub(fmt, a, b, v);
+    case FOP_MUL: return ffp_rne_mul(fmt, a, b, v);
+    case FOP_DIV: return ffp_rne_div(fmt, a, b, v);
+    case FOP_SQRT: return ffp_rne_sqrt(fmt, a, v);
+    default: {
+        const int k = op - FOP_FMADD;
+        return fmt && ffp_rne_fma64(a ^ (k >> 1 ? sb : 0), b, c ^ (k & 1 ? sb : 0), v);
+    }
+    }
+}
+
+static uint64_t run_fop(int fast, int fmt, int op, uint64_t a, uint64_t b, uint64_t c, int rm,
+                        unsigned *fl)
+{
+    uint64_t v;
+    if (fast && rm == SF_RNE && (*fl & SF_NX) && run_rne_inline(fmt, op, a, b, c, &v))
+        return v;
+    switch (op) {
+    case FOP_ADD: return (fast ? ffp_add : sf_add)(fmt, a, b, rm, fl);
+    case FOP_SUB: return (fast ? ffp_sub : sf_sub)(fmt, a, b, rm, fl);
+    case FOP_MUL: return (fast ? ffp_mul : sf_mul)(fmt, a, b, rm, fl);
+    case FOP_DIV: return (fast ? ffp_div : sf_div)(fmt, a, b, rm, fl);
+    case FOP_SQRT: return (fast ? ffp_sqrt : sf_sqrt)(fmt, a, rm, fl);
+    default: {
+        const int k = op - FOP_FMADD;   /* fmadd 00, fmsub 01, fnmsub 10, fnmadd 11 */
+        return (fast ? ffp_fma : sf_fma)(fmt, a, b, c, k >> 1, k & 1, rm, fl);
+    }
+    }
+}
+
+static double val_of(int fmt, uint64_t v) { return fmt ? d_of(v) : (double)f_of((uint32_t)v); }
+static uint64_t bits_from(int fmt, double x) { return fmt ? b_of_d(x) : b_of_f((float)x); }
+static uint64_t width_mask(int fmt) { return fmt ? ~0ull : 0xffffffffull; }
+
+/* V moved by a few steps of its bit pattern (ulps of magnitude). */
+static uint64_t nudge(int fmt, uint64_t v, uint64_t *rng)
+{
+    if (tu_below(rng, 3) == 0)
+        return v;
+    return (v + tu_below(rng, 9) - 4) & width_mask(fmt);
+}
+
+/* A value of the fast path's edges: +-2^e (1 + small), e near a limit. */
+static double edge_target(int fmt, uint64_t *rng)
+{
+    static const int e64[] = { -1022, -1021, -1020, -970, -969, -968, -960, -959, -958, -1, 0,
+                               1, 1019, 1020, 1021, 1022, 1023 };
+    static const int e32[] = { -126, -125, -124, -104, -103, -102, -1, 0, 1, 124, 125, 126, 127 };
+    int e = fmt ? e64[tu_below(rng, sizeof e64 / sizeof e64[0])]
+                : e32[tu_below(rng, sizeof e32 / sizeof e32[0])];
+    double m;
+    switch (tu_below(rng, 4)) {
+    case 0: m = 1; break;                                   /* a binade's smallest */
+    case 1: m = 2 - ldexp(1, fmt ? -52 : -23); break;       /* its largest */
+    default:
+        m = 1 + ldexp((double)tu_below(rng, 1u << 20), -(int)tu_below(rng, 60) - 1);
+        if (m >= 2)
+            m = 1;
+    }
+    return (tu_below(rng, 2) ? -1 : 1) * ldexp(m, e);
+}
+
+/* A NaN with a random payload, quiet or signalling. */
+static uint64_t payload_nan(int fmt, uint64_t *rng)
+{
+    uint64_t v = tu_rand(rng);
+    if (fmt) {
+        v = (v & 0x800fffffffffffffull) | 0x7ff0000000000000ull;
+        return (v & 0xfffffffffffffull) ? v : v | 1;
+    }
+    v = (v & 0x807fffffull) | 0x7f800000ull;
+    return (v & 0x7fffffull) ? v : v | 1;
+}
+
+/* A random value with exponent (unbiased) in [lo, hi] and random bits. */
+static uint64_t random_in(int fmt, uint64_t *rng, int lo, int hi)
+{
+    const int fb = fmt ? 52 : 23, bias = fmt ? 1023 : 127;
+    int e = lo + (int)tu_below(rng, (uint64_t)(hi - lo + 1));
+    if (e < 1 - bias)
+        e = 1 - bias;
+    if (e > bias)
+        e = bias;
+    uint64_t v = ((uint64_t)(e + bias) << fb) | (tu_rand(rng) & ((1ull << fb) - 1));
+    return v | (tu_below(rng, 2) << (fmt ? 63 : 31));
+}
+
+/* Odd m * 2^s with m of H bits: two of them multiply to a tie about half the time. */
+static uint64_t tie_factor(int fmt, uint64_t *rng, int s)
+{
+    const int h = fmt ? 27 : 13;
+    double m = (double)((1ull << (h - 1)) | tu_below(rng, 1ull << (h - 1)) | 1);
+    return bits_from(fmt, (tu_below(rng, 2) ? -1 : 1) * ldexp(m, s));
+}
+
+static void fast_operands(int fmt, int op, uint64_t *rng, uint64_t *a, uint64_t *b, uint64_t *c)
+{
+    const int fb = fmt ? 52 : 23, range = fmt ? 1000 : 120;
+    const int is_fma = op >= FOP_FMADD;
+    *a = operand(fmt, rng, 0, 0);
+    *b = operand(fmt, rng, *a, 1);
+    *c = operand(fmt, rng, *b, 1);
+    switch (tu_below(rng, 8)) {
+    case 0: /* as they are: specials, random bits, near the format's ends */
+        break;
+    case 1: case 2: case 3: { /* the result near an edge of the fast path */
+        double t = edge_target(fmt, rng);
+        int spread = (int)tu_below(rng, 2) ? 3 : (fmt ? 60 : 20);
+        *a = random_in(fmt, rng, -spread, spread);
+        if (tu_below(rng, 4) == 0)   /* an operand far from the result */
+            *a = random_in(fmt, rng, -range, range);
+        double x = val_of(fmt, *a);
+        switch (op) {
+        case FOP_ADD: *b = bits_from(fmt, t - x); break;
+        case FOP_SUB: *b = bits_from(fmt, x - t); break;
+        case FOP_MUL: *b = bits_from(fmt, t / x); break;
+        case FOP_DIV: *b = *a; *a = bits_from(fmt, t * x); break;
+        case FOP_SQRT: *a = bits_from(fmt, tu_below(rng, 2) ? fabs(t) : t * t); break;
+        default: {
+            double y = val_of(fmt, *b = random_in(fmt, rng, -spread, spread));
+            *c = bits_from(fmt, t - x * y);
+            if (op == FOP_FMSUB || op == FOP_FNMADD)
+                *c ^= fmt ? 1ull << 63 : 1ull << 31;
+            break;
+        }
+        }
+        *a = nudge(fmt, *a, rng);
+        *b = nudge(fmt, *b, rng);
+        *c = nudge(fmt, *c, rng);
+        break;
+    }
+    case 4: { /* exact ties */
+        int s1 = (int)tu_below(rng, 2 * (uint64_t)range) - range;
+        int s2 = (int)tu_below(rng, 40) - 20 - s1 / 2;
+        if (op == FOP_ADD || op == FOP_SUB) {
+            *a = random_in(fmt, rng, -range, range);
+            int ea = (int)((*a >> fb) & (fmt ? 0x7ff : 0xff)) - (fmt ? 1023 : 127);
+            double half = ldexp((double)(2 * tu_below(rng, 4) + 1), ea - fb - 1);
+            *b = bits_from(fmt, tu_below(rng, 2) ? half : -half);
+        } else {
+            *a = tie_factor(fmt, rng, s1);
+            *b = tie_factor(fmt, rng, s2);
+            int q = s1 + s2 + 1 + (int)tu_below(rng, (uint64_t)fb + 4);
+            *c = bits_from(fmt, (tu_below(rng, 2) ? -1 : 1) * ldexp(1, q));
+            if (tu_below(rng, 4) == 0)
+                *c = 0;
+        }
+        break;
+    }
+    case 5: /* cancellation: c near -a*b, b near a */
+        if (is_fma) {
+            unsigned ignored = 0;
+            *c = sf_mul(fmt, *a, *b, SF_RNE, &ignored) ^ (fmt ? 1ull << 63 : 1ull << 31);
+            if (op == FOP_FMSUB || op == FOP_FNMADD)
+                *c ^= fmt ? 1ull << 63 : 1ull << 31;
+            *c = nudge(fmt, *c, rng);
+        } else {
+            *b = nudge(fmt, *a ^ (op == FOP_ADD ? (fmt ? 1ull << 63 : 1ull << 31) : 0), rng);
+        }
+        break;
+    case 6: /* NaNs with payloads, infinities, zeros among ordinary values */
+        *a = random_in(fmt, rng, -8, 8);
+        *b = random_in(fmt, rng, -8, 8);
+        *c = random_in(fmt, rng, -8, 8);
+        uint64_t *which = tu_below(rng, 2) ? a : tu_below(rng, 2) ? b : c;
+        switch (tu_below(rng, 4)) {
+        case 0: *which = payload_nan(fmt, rng); break;
+        case 1: *which = bits_from(fmt, tu_below(rng, 2) ? INFINITY : -INFINITY); break;
+        case 2: *which = tu_below(rng, 2) ? 0 : (fmt ? 1ull << 63 : 1ull << 31); break;
+        default: /* a subnormal: random bits, exponent field cleared */
+            *which = tu_rand(rng) & (fmt ? 0x800fffffffffffffull : 0x807fffffull);
+            break;
+        }
+        break;
+    default: /* ordinary values, the common case */
+        *a = random_in(fmt, rng, -30, 30);
+        *b = random_in(fmt, rng, -30, 30);
+        *c = random_in(fmt, rng, -30, 30);
+        if (tu_below(rng, 2)) {   /* short significands: exact results */
+            uint64_t keep = ~((1ull << (fb - tu_below(rng, 12))) - 1);
+            *a &= keep;
+            *b &= keep;
+            *c &= keep;
+        }
+        break;
+    }
+    if (!fmt) {
+        *a &= 0xffffffffu;
+        *b &= 0xffffffffu;
+        *c &= 0xffffffffu;
+    }
+}
+
+START_TEST(rru_fp_fast_path_matches_softfp_bit_for_bit)
+{
+    ck_assert_msg(ffp_host_ready(), "the host FP environment is not the default one");
+    const int fmt = _i & 1, op = _i >> 1;
+    const uint64_t seed = tu_seed(2100 + (uint64_t)_i);
+    uint64_t rng = seed;
+    const int n = under_valgrind() ? 10000 : 120000;
+    unsigned normal = 0, ties = 0;
+    for (int k = 0; k < n; k++) {
+        uint64_t a, b, c;
+        fast_operands(fmt, op, &rng, &a, &b, &c);
+        const unsigned accrued[3] = { 0, SF_NX, (unsigned)tu_below(&rng, 32) };
+        for (int rm = 0; rm <= SF_RMM; rm++) {
+            for (int f = 0; f < 3; f++) {
+                unsigned fast_fl = accrued[f], soft_fl = accrued[f];
+                uint64_t got = run_fop(1, fmt, op, a, b, c, rm, &fast_fl);
+                uint64_t want = run_fop(0, fmt, op, a, b, c, rm, &soft_fl);
+                CHECK(got == want && fast_fl == soft_fl,
+                      "seed %llu: %s.%c rm %d flags %02x (0x%llx, 0x%llx, 0x%llx): fast 0x%llx/%02x,"
+                      " softfp 0x%llx/%02x", (unsigned long long)seed, fop_name[op], fmt ? 'd' : 's',
+                      rm, accrued[f], (unsigned long long)a, (unsigned long long)b,
+                      (unsigned long long)c, (unsigned long long)got, fast_fl,
+                      (unsigned long long)want, soft_fl);
+            }
+        }
+        /* What the operands reached: normal results (where the fast path
+         * works), and RMM ties (where RMM and RNE differ by the tie rule). */
+        unsigned f0 = 0, f4 = 0;
+        uint64_t rne = run_fop(0, fmt, op, a, b, c, SF_RNE, &f0);
+        uint64_t rmm = run_fop(0, fmt, op, a, b, c, SF_RMM, &f4);
+        uint64_t e = fmt ? (rne >> 52) & 0x7ff : (rne >> 23) & 0xff;
+        normal += e != 0 && e != (fmt ? 0x7ffu : 0xffu);
+        ties += rne != rmm && !(f0 & SF_OF);
+    }
+    ck_assert_uint_gt(normal, (unsigned)n / 2);
+    if (op != FOP_DIV && op != FOP_SQRT)   /* quotients and roots are never ties */
+        ck_assert_uint_gt(ties, (unsigned)n / 50);
+}
+END_TEST
+
+/* Comparisons, min/max and conversions: fast path against softfp. KIND
+ * (_i >> 1): eq lt le min max, to_int, from_int, convert; FMT (_i & 1) the
+ * floating-point format (convert: the source). */
+enum { FK_EQ, FK_LT, FK_LE, FK_MIN, FK_MAX, FK_TO_INT, FK_FROM_INT, FK_CONVERT, FK_COUNT };
+static const char *const fk_name[FK_COUNT] = { "feq", "flt", "fle", "fmin", "fmax", "fcvt.int",
+                                               "fcvt.from_int", "fcvt.fmt" };
+
+static uint64_t run_fk(int fast, int fmt, int kind, int variant, uint64_t a, uint64_t b, int rm,
+                       unsigned *fl)
+{
+    const int sg = !(variant & 1), width = variant < 2 ? 32 : 64;
+    switch (kind) {
+    case FK_EQ: return (uint64_t)(fast ? ffp_eq : sf_eq)(fmt, a, b, fl);
+    case FK_LT: return (uint64_t)(fast ? ffp_lt : sf_lt)(fmt, a, b, fl);
+    case FK_LE: return (uint64_t)(fast ? ffp_le : sf_le)(fmt, a, b, fl);
+    case FK_MIN: return (fast ? ffp_min : sf_min)(fmt, a, b, fl);
+    case FK_MAX: return (fast ? ffp_max : sf_max)(fmt, a, b, fl);
+    case FK_TO_INT: return (fast ? ffp_to_int : sf_to_int)(fmt, a, sg, width, rm, fl);
+    case FK_FROM_INT: return (fast ? ffp_from_int : sf_from_int)(fmt, a, sg, width, rm, fl);
+    default: return (fast ? ffp_convert : sf_convert)(!fmt, fmt, a, rm, fl);
+    }
+}
+
+static uint64_t conv_operand(int fmt, int kind, uint64_t *rng)
+{
+    static const double near_int[] = { 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.25, -0.75, 3.5,
+                                       2147483647.0, 2147483648.0, -2147483648.0,
+                                       -2147483649.0, 4294967295.0, 4294967296.0,
+                                       9007199254740992.0, -9223372036854775808.0 };
+    switch (kind) {
+    case FK_TO_INT:
+        switch (tu_below(rng, 4)) {
+        case 0: {
+            double v = near_int[tu_below(rng, sizeof near_int / sizeof near_int[0])];
+            v += (double)((int64_t)tu_below(rng, 9) - 4) * (fabs(v) > 1e6 ? 0.5 : 0.125);
+            return nudge(fmt, bits_from(fmt, v), rng);
+        }
+        case 1: return random_in(fmt, rng, -3, 33);
+        case 2: /* integers and halves */
+            return bits_from(fmt, (double)((int64_t)(tu_rand(rng) >> tu_below(rng, 64)) >> 2) / 4);
+        default: return operand(fmt, rng, 0, 0);
+        }
+    case FK_FROM_INT: {
+        uint64_t v = tu_rand(rng) >> tu_below(rng, 64);
+        if (tu_below(rng, 3) == 0)   /* the exact limits 2^24, 2^53 and around */
+            v = (1ull << (tu_below(rng, 2) ? 24 : 53)) + tu_below(rng, 9) - 4;
+        return tu_below(rng, 2) ? (uint64_t)0 - v : v;
+    }
+    case FK_CONVERT:
+        if (fmt && tu_below(rng, 2)) {   /* binary64 near binary32's range, ties, edges */
+            double t = edge_target(0, rng);
+            uint64_t v = b_of_d(t);
+            if (tu_below(rng, 2))
+                v += (tu_below(rng, 2) ? 1ull << 28 : 0) + tu_below(rng, 3) - 1;   /* ties */
+            else
+                v ^= tu_rand(rng) & 0x1fffffffull;
+            return v;
+        }
+        return tu_below(rng, 8) ? operand(fmt, rng, 0, 0) : payload_nan(fmt, rng);
+    default:
+        return tu_below(rng, 8) ? operand(fmt, rng, 0, 0) : payload_nan(fmt, rng);
+    }
+}
+
+START_TEST(rru_fp_fast_compares_and_conversions_match_softfp)
+{
+    const int fmt = _i & 1, kind = _i >> 1;
+    const uint64_t seed = tu_seed(2300 + (uint64_t)_i);
+    uint64_t rng = seed;
+    const int n = under_valgrind() ? 10000 : 150000;
+    for (int k = 0; k < n; k++) {
+        uint64_t a = conv_operand(fmt, kind, &rng), b = 0;
+        if (kind < FK_TO_INT) {
+            b = tu_below(&rng, 4)   ? operand(fmt, &rng, a, 1)
+                : tu_below(&rng, 2) ? a
+                                    : payload_nan(fmt, &rng);
+            if (tu_below(&rng, 8) == 0)   /* +-0 against +-0 */
+                a &= fmt ? 1ull << 63 : 1ull << 31, b &= fmt ? 1ull << 63 : 1ull << 31;
+        }
+        if (!fmt && kind != FK_FROM_INT)
+            a &= 0xffffffffu, b &= 0xffffffffu;
+        const unsigned accrued[2] = { 0, (unsigned)tu_below(&rng, 32) };
+        /* Integer width and signedness, and the mode, matter only to some. */
+        const int variants = kind == FK_TO_INT || kind == FK_FROM_INT ? 4 : 1;
+        const int modes = kind >= FK_TO_INT ? SF_RMM + 1 : 1;
+        for (int variant = 0; variant < variants; variant++) {
+            for (int rm = 0; rm < modes; rm++) {
+                for (int f = 0; f < 2; f++) {
+                    unsigned fast_fl = accrued[f], soft_fl = accrued[f];
+                    uint64_t got = run_fk(1, fmt, kind, variant, a, b, rm, &fast_fl);
+                    uint64_t want = run_fk(0, fmt, kind, variant, a, b, rm, &soft_fl);
+                    CHECK(got == want && fast_fl == soft_fl,
+                          "seed %llu: %s.%c variant %d rm %d flags %02x (0x%llx, 0x%llx): fast"
+                          " 0x%llx/%02x, softfp 0x%llx/%02x", (unsigned long long)seed,
+                          fk_name[kind], fmt ? 'd' : 's', variant, rm, accrued[f],
+                          (unsigned long long)a, (unsigned long long)b, (unsigned long long)got,
+                          fast_fl, (unsigned long long)want, soft_fl);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
+/* The same through the instructions, two harts in lock-step, one on the
+ * fast path and one on softfp only: random F/D instructions with random rm
+ * fields (dynamic included, frm 0..7, so invalid modes trap on both),
+ * singles boxed or not, random accrued flags; every register, fflags and
+ * stop must agree after every instruction. */
+typedef struct fp_insn_kind {
+    uint32_t base;     /* opcode, funct7/fmt (and rs2 for unary ones) */
+    int r4;            /* fused: rs3 in use */
+    int unary;         /* rs2 is part of the encoding */
+    int has_rm;        /* the rm field is a rounding mode (else fixed funct3) */
+    uint32_t funct3;   /* the fixed funct3 if !has_rm */
+    int fmt, fop;      /* operand format; FOP_* for arithmetic, -1 otherwise */
+    int int_src;       /* rs1 is an integer register */
+} fp_insn_kind;
+
+static const fp_insn_kind fp_kinds[] = {
+#define AR(f7, fmt, fop) { enc_r(0x53, 0, f7, 0, 0, 0), 0, fop == FOP_SQRT, 1, 0, fmt, fop, 0 }
+#define R4(opc, fmt, fop) { enc_r4(opc, 0, fmt, 0, 0, 0, 0), 1, 0, 1, 0, fmt, fop, 0 }
+#define CMP_(f7, f3, fmt) { enc_r(0x53, 0, f7, 0, 0, 0), 0, 0, 0, f3, fmt, -1, 0 }
+#define CVT(f7, rs2, fmt, int_src) { enc_r(0x53, 0, f7, 0, 0, rs2), 0, 1, 1, 0, fmt, -1, int_src }
+    AR(0x00, 0, FOP_ADD), AR(0x01, 1, FOP_ADD), AR(0x04, 0, FOP_SUB), AR(0x05, 1, FOP_SUB),
+    AR(0x08, 0, FOP_MUL), AR(0x09, 1, FOP_MUL), AR(0x0c, 0, FOP_DIV), AR(0x0d, 1, FOP_DIV),
+    AR(0x2c, 0, FOP_SQRT), AR(0x2d, 1, FOP_SQRT),
+    R4(0x43, 0, FOP_FMADD), R4(0x43, 1, FOP_FMADD), R4(0x47, 0, FOP_FMSUB),
+    R4(0x47, 1, FOP_FMSUB), R4(0x4b, 0, FOP_FNMSUB), R4(0x4b, 1, FOP_FNMSUB),
+    R4(0x4f, 0, FOP_FNMADD), R4(0x4f, 1, FOP_FNMADD),
+    /* min/max, compares: flags accrue on top of the old ones */
+    CMP_(0x14, 0, 0), CMP_(0x15, 1, 1), CMP_(0x50, 2, 0), CMP_(0x51, 1, 1), CMP_(0x51, 0, 1),
+    /* conversions: fcvt.w.d, fcvt.lu.s, fcvt.s.d, fcvt.d.s, fcvt.d.l, fcvt.s.wu */
+    CVT(0x61, 0, 1, 0), CVT(0x60, 3, 0, 0), CVT(0x20, 1, 1, 0), CVT(0x21, 0, 0, 0),
+    CVT(0x69, 2, 1, 1), CVT(0x68, 1, 0, 1),
+#undef AR
+#undef R4
+#undef CMP_
+#undef CVT
+};
+#define FP_NKINDS (sizeof fp_kinds / sizeof fp_kinds[0])
+#define FP_PROG 256
+
+/* A register value for format FMT: boxed if single, now and then not. */
+static uint64_t reg_value(int fmt, uint64_t v, uint64_t *rng)
+{
+    if (fmt)
+        return v;
+    if (tu_below(rng, 8) == 0)   /* not a valid single: reads as the canonical NaN */
+        return (tu_rand(rng) & 0xffffffff00000000ull) | (uint32_t)v;
+    return 0xffffffff00000000ull | (uint32_t)v;
+}
+
+START_TEST(rru_fp_fast_path_instructions_match_softfp_harts)
+{
+    uint64_t seed = tu_seed(2200), rng = seed;
+    static const unsigned rms[] = { 0, 0, 1, 2, 3, 4, 7, 7, 7, 7, 5, 6 };
+    uint32_t code[FP_PROG + 1];
+    unsigned kind[FP_PROG];
+    for (unsigned i = 0; i < FP_PROG; i++) {
+        const fp_insn_kind *k = &fp_kinds[kind[i] = (unsigned)tu_below(&rng, FP_NKINDS)];
+        uint32_t rm = k->has_rm ? rms[tu_below(&rng, sizeof rms / sizeof rms[0])] : k->funct3;
+        code[i] = k->base | rm << 12 | (uint32_t)tu_below(&rng, 32) << 7 |
+                  (uint32_t)tu_below(&rng, 32) << 15;
+        if (!k->unary)
+            code[i] |= (uint32_t)tu_below(&rng, 32) << 20;
+        if (k->r4)
+            code[i] |= (uint32_t)tu_below(&rng, 32) << 27;
+    }
+    code[FP_PROG] = I_ECALL;
+    rru_mem *m1, *m2;
+    rru_hart *fast = fp_hart(&m1, code, FP_PROG + 1), *soft = fp_hart(&m2, code, FP_PROG + 1);
+    rru_hart_set_softfp_only(soft, 1);
+    rru_ctx *cf = rru_hart_ctx(fast), *cs = rru_hart_ctx(soft);
+    const int steps = under_valgrind() ? 10000 : 200000;
+    for (int n = 0; n < steps; n++) {
+        unsigned i = n % FP_PROG;
+        const fp_insn_kind *k = &fp_kinds[kind[i]];
+        const uint32_t w = code[i];
+        uint64_t a, b, c;
+        if (k->fop >= 0) {
+            fast_operands(k->fmt, k->fop, &rng, &a, &b, &c);
+        } else {
+            a = operand(k->fmt, &rng, 0, 0);
+            b = operand(k->fmt, &rng, a, 1);
+            c = 0;
+        }
+        /* Sources: rs1 (integer or FP), rs2, rs3; a register used twice
+         * keeps the last value. */
+        if (k->int_src)
+            cf->x[(w >> 15) & 31] = tu_below(&rng, 2) ? a : tu_rand(&rng) >> tu_below(&rng, 64);
+        else
+            cf->f[(w >> 15) & 31] = reg_value(k->fmt, a, &rng);
+        if (!k->unary)
+            cf->f[(w >> 20) & 31] = reg_value(k->fmt, b, &rng);
+        if (k->r4)
+            cf->f[w >> 27] = reg_value(k->fmt, c, &rng);
+        cf->frm = (uint32_t)(tu_below(&rng, 8) == 0 ? 5 + tu_below(&rng, 3) : tu_below(&rng, 5));
+        cf->fflags = (uint32_t)(tu_below(&rng, 2) ? 0 : tu_below(&rng, 32));
+        cf->pc = TEST_CODE + 4 * i;
+        cf->x[0] = 0;
+        *cs = *cf;
+        rru_stop st_fast, st_soft;
+        rru_stop_reason r_fast = rru_hart_execute(fast, 1, &st_fast);
+        rru_stop_reason r_soft = rru_hart_execute(soft, 1, &st_soft);
+        CHECK(r_fast == r_soft && memcmp(cf, cs, sizeof *cf) == 0,
+              "seed %llu: insn 0x%08x (frm %u) differs: stops %d/%d, fflags %02x/%02x,"
+              " pc 0x%llx/0x%llx", (unsigned long long)seed, w, cf->frm, r_fast, r_soft, cf->fflags,
+              cs->fflags, (unsigned long long)cf->pc, (unsigned long long)cs->pc);
+    }
+    rru_hart_free(fast);
+    rru_hart_free(soft);
+    rru_mem_free(m1);
+    rru_mem_free(m2);
+}
+END_TEST
+
 TU_SUITE(rru_fp)
 {
     Suite *s = suite_create("rru_fp");
@@ -611,6 +1083,10 @@ TU_SUITE(rru_fp)
     tcase_add_loop_test(tc, rru_fp_rmm_rounds_ties_away_from_zero, 0, 12);
     tcase_add_loop_test(tc, rru_fp_to_int_saturates_and_rounds_in_all_modes, 0, 2);
     tcase_add_loop_test(tc, rru_fp_from_int_matches_host, 0, 2);
+    tc = tu_tcase(s, "fast", 240);
+    tcase_add_loop_test(tc, rru_fp_fast_path_matches_softfp_bit_for_bit, 0, 2 * FOP_COUNT);
+    tcase_add_loop_test(tc, rru_fp_fast_compares_and_conversions_match_softfp, 0, 2 * FK_COUNT);
+    tcase_add_test(tc, rru_fp_fast_path_instructions_match_softfp_harts);
     tc = tu_tcase(s, "rules", 30);
     tcase_add_test(tc, rru_fp_min_max_follow_the_2_2_rules);
     tcase_add_test(tc, rru_fp_special_cases_of_the_isa);

@@ -90,6 +90,8 @@ START_TEST(run_matches_qemu_on_single_threaded_workloads)
     static const char *const plain[] = {"intmath", "fpmath", "strings", "sort", "malloc_stress"};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         same_as_qemu(NULL, guest(plain[i]), NULL);
+    const char *passes[] = {"40", NULL};
+    same_as_qemu(NULL, guest("fploop"), passes);
 }
 END_TEST
 

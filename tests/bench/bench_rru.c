@@ -1,7 +1,8 @@
 /* tests/bench/bench_rru.c: simulator throughput (MIPS) of rru/: one hart on
- * an integer loop, the same loop on N cores of the machine interleaved
- * (private data, and a variant with a shared counter), and a standalone
- * replay-style hart executing fixed-size chunks. Run by `make bench`. */
+ * an integer loop and on a double-precision multiply-add loop, the integer
+ * loop on N cores of the machine interleaved (private data, and a variant
+ * with a shared counter), and a standalone replay-style hart executing
+ * fixed-size chunks. Run by `make bench`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,28 @@ static const uint32_t shared_loop[] = {
 };
 #define SHARED_INSNS 8
 
+/* a0 = iterations, a1 = data (c, x), f3 = y. Every result rounds (c = 0.9,
+ * x = 0.1); the values stay normal and bounded, as in real FP kernels. The
+ * rounding mode is dynamic (frm = RNE), as compilers emit it. */
+#define FLD(rd, rs1, imm) enc_i(0x07, 3, rd, rs1, imm)
+#define FSD(rs2, rs1, imm) enc_s(0x27, 3, rs1, rs2, imm)
+#define FMADD_D(rd, rs1, rs2, rs3) enc_r4(0x43, 7, 1, rd, rs1, rs2, rs3)
+#define FMUL_D(rd, rs1, rs2) enc_r(0x53, 7, 0x09, rd, rs1, rs2)
+#define FADD_D(rd, rs1, rs2) enc_r(0x53, 7, 0x01, rd, rs1, rs2)
+static const uint32_t fp_loop[] = {
+    /* 0  */ FLD(1, A1, 0),                   /* c */
+    /* 4  */ FLD(2, A1, 8),                   /* x */
+    /* 8  */ FMADD_D(3, 3, 1, 2),             /* y = y*c + x */
+    /* 12 */ FMUL_D(4, 3, 1),                 /* t = y*c */
+    /* 16 */ FADD_D(5, 5, 4),                 /* s += t */
+    /* 20 */ FMADD_D(6, 4, 2, 6),             /* u += t*x */
+    /* 24 */ FSD(3, A1, 16),
+    /* 28 */ I_ADDI(A0, A0, -1),
+    /* 32 */ I_BNE(A0, ZERO, -24),
+    /* 36 */ I_ECALL,
+};
+#define FP_LOOP_INSNS 7
+
 static rru_mem *make_mem(const uint32_t *code, size_t n, unsigned cores)
 {
     rru_mem *m = rru_mem_new();
@@ -80,6 +103,28 @@ static void bench_single(uint64_t iters)
     double dt = now_s() - t0;
     printf("single hart, integer loop:      %8.1f MIPS  (%llu instructions, %.3f s)\n",
            (double)st.insns / dt / 1e6, (unsigned long long)st.insns, dt);
+    rru_hart_free(h);
+    rru_mem_free(m);
+}
+
+/* SOFTFP_ONLY: every F/D operation through rru/softfp.c (the reference). */
+static void bench_single_fp(uint64_t iters, int softfp_only)
+{
+    rru_mem *m = make_mem(fp_loop, sizeof fp_loop / 4, 1);
+    const double cx[2] = { 0.9, 0.1 };
+    rru_mem_write(m, DATA + DATA_PER_CORE, cx, sizeof cx);
+    rru_hart *h = rru_hart_new(m, 0);
+    rru_hart_set_softfp_only(h, softfp_only);
+    rru_ctx c;
+    init_ctx(&c, 0, iters);
+    rru_hart_load(h, &c);
+    rru_stop st;
+    double t0 = now_s();
+    rru_hart_execute(h, UINT64_MAX, &st);
+    double dt = now_s() - t0;
+    printf("single hart, FP multiply-add:   %8.1f MIPS  (%llu instructions, %.3f s, fflags %02x%s)"
+           "\n", (double)st.insns / dt / 1e6, (unsigned long long)st.insns, dt,
+           (unsigned)rru_hart_ctx(h)->fflags, softfp_only ? ", softfp only" : "");
     rru_hart_free(h);
     rru_mem_free(m);
 }
@@ -162,6 +207,8 @@ int main(int argc, char **argv)
     if (scale == 0)
         scale = 1;
     bench_single(100000000 * scale / LOOP_INSNS);
+    bench_single_fp(50000000 * scale / FP_LOOP_INSNS, 0);
+    bench_single_fp(20000000 * scale / FP_LOOP_INSNS, 1);
     bench_chunks(4000000 * scale, 10000);
     bench_chunks(4000000 * scale, 500);
     bench_machine(1, 8000000 * scale, 0);
