@@ -54,6 +54,8 @@ typedef struct model {
     uint64_t (*edge)[2];        /* token edges: sender seq -> consumer seq */
     uint64_t unmatched;         /* awaited tokens nobody sends */
     uint64_t first_unmatched;   /* the consumer seq of the first of them (in log order) */
+    uint64_t *pred_at;          /* [n + 1]: chunk i's predecessors are pred[pred_at[i] .. pred_at[i + 1]) */
+    uint64_t *pred;             /* lane predecessor and token senders, by seq */
 } model;
 
 /* Token edges by the rule of docs/backend.md §1: the j-th token lane p
@@ -99,6 +101,32 @@ static void model_edges(model *m)
     free(take);
     free(ns);
     free(nt);
+    /* Every chunk's direct predecessors: lane, then tokens. */
+    m->pred_at = calloc(m->n + 1, sizeof *m->pred_at);
+    m->pred = malloc((m->n + m->nedges + 1) * sizeof *m->pred);
+    uint64_t *last = malloc(L * sizeof *last), *fill = calloc(m->n + 1, sizeof *fill);
+    for (uint32_t q = 0; q < L; q++)
+        last[q] = UINT64_MAX;
+    for (uint64_t i = 0; i < m->n; i++) {
+        fill[i] = last[m->c[i].cpu] != UINT64_MAX;
+        last[m->c[i].cpu] = i;
+    }
+    for (uint64_t e = 0; e < m->nedges; e++)
+        fill[m->edge[e][1]]++;
+    for (uint64_t i = 0; i < m->n; i++)
+        m->pred_at[i + 1] = m->pred_at[i] + fill[i];
+    for (uint32_t q = 0; q < L; q++)
+        last[q] = UINT64_MAX;
+    for (uint64_t i = 0; i < m->n; i++) {
+        fill[i] = m->pred_at[i];
+        if (last[m->c[i].cpu] != UINT64_MAX)
+            m->pred[fill[i]++] = last[m->c[i].cpu];
+        last[m->c[i].cpu] = i;
+    }
+    for (uint64_t e = 0; e < m->nedges; e++)
+        m->pred[fill[m->edge[e][1]]++] = m->edge[e][0];
+    free(last);
+    free(fill);
 }
 
 static void model_load(model *m, const char *path)
@@ -149,6 +177,8 @@ static void model_free(model *m)
     }
     free(m->c);
     free(m->edge);
+    free(m->pred_at);
+    free(m->pred);
     memset(m, 0, sizeof *m);
 }
 
@@ -181,6 +211,8 @@ typedef struct run_ctx {
     _Atomic uint64_t clock;
     _Atomic uint64_t *start, *finish;   /* clock + 1; 0 = never */
     _Atomic uint32_t *runs;
+    uint64_t *memory;                   /* plain, like guest memory: chunk i writes memory[i] */
+    _Atomic uint64_t stale_reads;       /* a chunk did not see what a predecessor wrote */
     _Atomic unsigned concurrent, max_concurrent;
     _Atomic uint64_t mismatches;        /* chunks handed out unlike the log */
     _Atomic uint64_t bad_worker;
@@ -204,6 +236,7 @@ static void run_ctx_init(run_ctx *x, const model *m, unsigned workers, uint64_t 
     x->start = calloc(m->n + 1, sizeof *x->start);
     x->finish = calloc(m->n + 1, sizeof *x->finish);
     x->runs = calloc(m->n + 1, sizeof *x->runs);
+    x->memory = calloc(m->n + 1, sizeof *x->memory);
 }
 
 static void run_ctx_free(run_ctx *x)
@@ -211,6 +244,7 @@ static void run_ctx_free(run_ctx *x)
     free((void *)x->start);
     free((void *)x->finish);
     free((void *)x->runs);
+    free(x->memory);
 }
 
 static void dawdle(const run_ctx *x, uint64_t seq)
@@ -230,36 +264,52 @@ static void dawdle(const run_ctx *x, uint64_t seq)
     }
 }
 
+/* The bookkeeping uses relaxed atomics only, so that it adds no
+ * happens-before edge of its own: under ThreadSanitizer, the plain accesses
+ * to x->memory are ordered by the engine or reported. The clock still
+ * orders: two RMWs of one atomic, one happening before the other, take
+ * their places in its modification order in that order. */
+#define RLX memory_order_relaxed
+
 static int record_exec(void *ctx, unsigned worker, const rp_chunk *c, char *msg, size_t msglen)
 {
     run_ctx *x = ctx;
-    uint64_t t = atomic_fetch_add(&x->clock, 1);
-    if (atomic_load(&x->failed))
-        atomic_fetch_add(&x->started_after_failure, 1);
+    uint64_t t = atomic_fetch_add_explicit(&x->clock, 1, RLX);
+    if (atomic_load_explicit(&x->failed, RLX))
+        atomic_fetch_add_explicit(&x->started_after_failure, 1, RLX);
     if (worker >= x->workers)
-        atomic_fetch_add(&x->bad_worker, 1);
+        atomic_fetch_add_explicit(&x->bad_worker, 1, RLX);
     if (c->seq >= x->m->n) {
-        atomic_fetch_add(&x->mismatches, 1);
+        atomic_fetch_add_explicit(&x->mismatches, 1, RLX);
         return 0;
     }
     const mchunk *mc = &x->m->c[c->seq];
     if (mc->cpu != c->cpu || mc->tid != c->tid || mc->cs != c->cs || mc->lane_index != c->lane_index)
-        atomic_fetch_add(&x->mismatches, 1);
-    atomic_store(&x->start[c->seq], t + 1);
-    atomic_fetch_add(&x->runs[c->seq], 1);
-    unsigned cur = atomic_fetch_add(&x->concurrent, 1) + 1, seen = atomic_load(&x->max_concurrent);
-    while (cur > seen && !atomic_compare_exchange_weak(&x->max_concurrent, &seen, cur))
+        atomic_fetch_add_explicit(&x->mismatches, 1, RLX);
+    atomic_store_explicit(&x->start[c->seq], t + 1, RLX);
+    atomic_fetch_add_explicit(&x->runs[c->seq], 1, RLX);
+    unsigned cur = atomic_fetch_add_explicit(&x->concurrent, 1, RLX) + 1;
+    unsigned seen = atomic_load_explicit(&x->max_concurrent, RLX);
+    while (cur > seen && !atomic_compare_exchange_weak_explicit(&x->max_concurrent, &seen, cur, RLX, RLX))
         ;
     if (c->seq == x->fail_seq) {
         if (x->fail_msg)
             snprintf(msg, msglen, "%s", x->fail_msg);
-        atomic_store(&x->failed, 1);
-        atomic_fetch_sub(&x->concurrent, 1);
+        atomic_store_explicit(&x->failed, 1, RLX);
+        atomic_fetch_sub_explicit(&x->concurrent, 1, RLX);
         return -1;
     }
+    /* Plain reads of what the predecessors wrote, and a plain write, like
+     * a guest's: the engine's ordering must make them visible (and, under
+     * ThreadSanitizer, race free) whatever threads the chunks run on. */
+    const model *m = x->m;
+    for (uint64_t k = m->pred_at[c->seq]; k < m->pred_at[c->seq + 1]; k++)
+        if (x->memory[m->pred[k]] != m->pred[k] * 3 + 1)
+            atomic_fetch_add_explicit(&x->stale_reads, 1, RLX);
     dawdle(x, c->seq);
-    atomic_fetch_sub(&x->concurrent, 1);
-    atomic_store(&x->finish[c->seq], atomic_fetch_add(&x->clock, 1) + 1);
+    x->memory[c->seq] = c->seq * 3 + 1;
+    atomic_fetch_sub_explicit(&x->concurrent, 1, RLX);
+    atomic_store_explicit(&x->finish[c->seq], atomic_fetch_add_explicit(&x->clock, 1, RLX) + 1, RLX);
     return 0;
 }
 
@@ -275,6 +325,8 @@ static void check_run(const model *m, run_ctx *x, const rp_result *res, const ch
     ck_assert_uint_eq(res->tokens, m->tokens);
     ck_assert_msg(atomic_load(&x->mismatches) == 0, "%s: chunks handed out unlike the log", what);
     ck_assert_msg(atomic_load(&x->bad_worker) == 0, "%s: worker number out of range", what);
+    ck_assert_msg(atomic_load(&x->stale_reads) == 0, "%s: %llu reads missed a predecessor's write", what,
+                  (unsigned long long)atomic_load(&x->stale_reads));
     for (uint64_t i = 0; i < m->n; i++)
         ck_assert_msg(atomic_load(&x->runs[i]) == 1, "%s: chunk %llu ran %u times", what,
                       (unsigned long long)i, atomic_load(&x->runs[i]));
@@ -645,6 +697,50 @@ START_TEST(replay_idle_workers_sleep)
     ck_assert_msg(res.status == RP_OK, "%s", res.message);
     ck_assert_uint_eq(res.chunks, 200);
     ck_assert_msg(used < 0.5 * res.wall_seconds, "%.3f s of processor time in %.3f s", used, res.wall_seconds);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Lanes in lock step: chunk i of every lane awaits a token from chunk
+ * i - 1 of every other lane, so a chunk's tokens and its lane predecessor
+ * arrive at about the same time, over and over: the finishing workers
+ * contend for the lock while tokens are in flight. No dawdling: this is
+ * for the sanitizers. */
+START_TEST(replay_lock_step_lanes_under_contention)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "lockstep.log");
+    uint32_t lanes = 2 + (uint32_t)_i;
+    rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = lanes };
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    uint64_t rounds = under_valgrind() ? 300 : 3000;
+    for (uint64_t i = 0; i < rounds; i++) {
+        for (uint32_t q = 0; q < lanes; q++) {
+            uint32_t to[8], n = 0;
+            rnr_ptv_entry from[8];
+            for (uint32_t p = 0; p < lanes; p++) {
+                if (p == q)
+                    continue;
+                to[n] = p;
+                from[n++] = (rnr_ptv_entry){ p, 1 };
+            }
+            rnr_final_chunk c = { .cpu = q, .tid = q + 1, .cs = 10, .nstv = i + 1 < rounds ? n : 0, .stv = to,
+                                  .nptv = i ? n : 0, .ptv = from };
+            ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+        }
+    }
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    model m;
+    model_load(&m, path);
+    for (size_t wi = 1; wi < sizeof worker_counts / sizeof worker_counts[0]; wi++) {
+        char what[64];
+        snprintf(what, sizeof what, "%u lanes, %u workers", lanes, worker_counts[wi]);
+        replay_checked(&m, path, worker_counts[wi], 0, 1, 0, what);
+    }
+    model_free(&m);
     tu_rmtree(dir);
     free(dir);
 }
@@ -1053,6 +1149,7 @@ TU_SUITE(replay_engine)
     tc = tu_tcase(s, "parallel", 30);
     tcase_add_test(tc, replay_runs_independent_lanes_concurrently);
     tcase_add_test(tc, replay_idle_workers_sleep);
+    tcase_add_loop_test(tc, replay_lock_step_lanes_under_contention, 0, 3);
     tc = tu_tcase(s, "errors", 60);
     tcase_add_test(tc, replay_reports_a_token_never_sent_as_deadlock);
     tcase_add_test(tc, replay_deadlocks_when_an_stv_bit_is_removed);
