@@ -664,7 +664,14 @@ int rp_replay_reader(rnr_reader *r, const rp_options *opts, rp_exec_fn fn, void 
     e.workers = xalloc(NULL, e.nworkers * sizeof *e.workers);
     atomic_init(&e.stop, 0);
     atomic_init(&e.ready_hint, 0);
-    pthread_mutex_init(&e.lock, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    /* Critical sections are a few hundred nanoseconds: spin before sleeping. */
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(&e.lock, &ma);
+    pthread_mutexattr_destroy(&ma);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
