@@ -1,7 +1,10 @@
 /* replayer/engine.c: the token-passing parallel replay engine: a reader
  * (the calling thread) streams the final log into a bounded window, W
  * workers run every chunk once its lane predecessor has finished and its
- * tokens have arrived. docs/replayer.md tells the whole story.
+ * tokens have arrived; among the runnable chunks, the oldest in log order
+ * first (so the window's start moves as fast as it can, and one worker
+ * replays a topological log in its own order). docs/replayer.md tells the
+ * whole story.
  *
  * Memory ordering, and why chunks that may run concurrently never race.
  *
@@ -57,7 +60,7 @@
 #define NONE UINT64_MAX
 #define SLOT_PAGE 1024u         /* window slots are allocated in pages of this many */
 #define READ_BATCH 64u          /* chunks the reader publishes at once (at most) */
-#define SPIN_ROUNDS 2000u       /* pause instructions an idle worker spins before it sleeps */
+#define SPIN_SECONDS 10e-6      /* an idle worker spins this long before it sleeps (about a wake-up's cost) */
 #define REFILL_MAX 4096u        /* a full window is refilled once this much is free */
 #define REPORT_HEADS 6u         /* waiting chunks a deadlock message names */
 
@@ -117,8 +120,8 @@ struct engine {
     pthread_mutex_t lock;
     pthread_cond_t coord;           /* the reader: window space, quiescence, stop */
     lane *lane;
-    uint64_t *ready;                /* FIFO ring of runnable chunks (seq), at most one per lane */
-    uint32_t ready_head, nready;
+    uint64_t *ready;                /* runnable chunks (seq), a min-heap; at most one per lane */
+    uint32_t nready;
     uint64_t base;                  /* oldest unfinished chunk: the window is [base, base + window) */
     uint64_t nread;                 /* chunks published by the reader */
     uint64_t finished, instructions, tokens;
@@ -235,6 +238,37 @@ static int tokens_arrived(const engine *e, uint32_t lane_id, const slot *s)
     return 1;
 }
 
+/* The runnable chunks: a binary min-heap by seq (the policy: the oldest
+ * runnable chunk in log order runs first). */
+static void ready_push(engine *e, uint64_t seq)
+{
+    uint32_t i = e->nready++;
+    for (; i > 0 && e->ready[(i - 1) / 2] > seq; i = (i - 1) / 2)
+        e->ready[i] = e->ready[(i - 1) / 2];
+    e->ready[i] = seq;
+    atomic_store_explicit(&e->ready_hint, e->nready, memory_order_relaxed);
+}
+
+static uint64_t ready_pop(engine *e)
+{
+    uint64_t top = e->ready[0], last = e->ready[--e->nready];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= e->nready)
+            break;
+        if (c + 1 < e->nready && e->ready[c + 1] < e->ready[c])
+            c++;
+        if (e->ready[c] >= last)
+            break;
+        e->ready[i] = e->ready[c];
+        i = c;
+    }
+    e->ready[i] = last;
+    atomic_store_explicit(&e->ready_hint, e->nready, memory_order_relaxed);
+    return top;
+}
+
 /* Queues LANE's oldest unfinished chunk if it may start now. */
 static void check_lane(engine *e, uint32_t lane_id)
 {
@@ -242,9 +276,7 @@ static void check_lane(engine *e, uint32_t lane_id)
     if (l->busy || l->head == NONE || !tokens_arrived(e, lane_id, slot_at(e, l->head)))
         return;
     l->busy = 1;
-    e->ready[(e->ready_head + e->nready) % e->lanes] = l->head;
-    e->nready++;
-    atomic_store_explicit(&e->ready_hint, e->nready, memory_order_relaxed);
+    ready_push(e, l->head);
 }
 
 /* Wakes sleeping workers for the ready chunks that no awake worker will
@@ -336,11 +368,14 @@ static void idle(engine *e, worker *w)
     if (e->running + e->spinning < e->host_cpus) {
         e->spinning++;
         pthread_mutex_unlock(&e->lock);
-        for (unsigned i = 0; i < SPIN_ROUNDS; i++) {
+        double until = now_seconds() + SPIN_SECONDS;
+        for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&e->ready_hint, memory_order_relaxed) ||
                 atomic_load_explicit(&e->stop, memory_order_relaxed))
                 break;
             cpu_relax();
+            if (i % 32 == 0 && now_seconds() > until)
+                break;
         }
         pthread_mutex_lock(&e->lock);
         e->spinning--;
@@ -376,10 +411,7 @@ static void *worker_main(void *arg)
             idle(e, w);
             continue;
         }
-        uint64_t seq = e->ready[e->ready_head];
-        e->ready_head = (e->ready_head + 1) % e->lanes;
-        e->nready--;
-        atomic_store_explicit(&e->ready_hint, e->nready, memory_order_relaxed);
+        uint64_t seq = ready_pop(e);
         e->running++;
         wake_workers(e, 0);
         pthread_mutex_unlock(&e->lock);

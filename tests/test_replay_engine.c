@@ -569,7 +569,9 @@ START_TEST(replay_random_recordings_respect_their_dags)
 }
 END_TEST
 
-/* One worker: chunks one at a time, in an order the oracle accepts. */
+/* One worker: chunks one at a time, in an order the oracle accepts; and
+ * since the oldest runnable chunk runs first and these logs are in a
+ * topological order, exactly the log's order. */
 START_TEST(replay_single_worker_runs_one_chunk_at_a_time_in_a_valid_order)
 {
     char *dir = make_bundle((const char *[]){ "-n", "8", "--insns", "50000", "--sharing", "low", "--seed", "2", NULL });
@@ -585,8 +587,10 @@ START_TEST(replay_single_worker_runs_one_chunk_at_a_time_in_a_valid_order)
         check_run(&m, &x, &res, format_names[f]);
         ck_assert_uint_eq(atomic_load(&x.max_concurrent), 1);
         /* start, finish, start, finish...: no two chunks overlap */
-        for (uint64_t i = 0; i < m.n; i++)
+        for (uint64_t i = 0; i < m.n; i++) {
             ck_assert_uint_eq(atomic_load(&x.finish[i]), atomic_load(&x.start[i]) + 1);
+            ck_assert_uint_eq(atomic_load(&x.start[i]), 2 * i + 1);
+        }
         run_ctx_free(&x);
         model_free(&m);
     }
