@@ -218,7 +218,7 @@ typedef struct run_ctx {
     _Atomic uint64_t bad_worker;
     unsigned workers;
     uint64_t seed;
-    int dawdle;                         /* 0: none, 1: random spins and short sleeps, 2: sleep 2 ms */
+    int dawdle;                         /* 0: none, 1: random spins and short sleeps, 2: sleep 2 ms, 3: 20 ms */
     uint64_t fail_seq;                  /* UINT64_MAX: never */
     const char *fail_msg;
     _Atomic int failed;
@@ -251,8 +251,8 @@ static void dawdle(const run_ctx *x, uint64_t seq)
 {
     uint64_t h = x->seed ^ (seq * 0x9e3779b97f4a7c15ull);
     uint64_t r = tu_rand(&h);
-    if (x->dawdle == 2) {
-        sleep_us(2000);
+    if (x->dawdle >= 2) {
+        sleep_us(x->dawdle == 2 ? 2000 : 20000);
     } else if (x->dawdle == 1) {
         if (r % 16 == 0) {
             sleep_us((unsigned)(20 + (r >> 8) % 150));
@@ -890,14 +890,16 @@ START_TEST(replay_exec_failure_stops_every_worker_promptly)
     for (size_t wi = 0; wi < sizeof worker_counts / sizeof worker_counts[0]; wi++) {
         unsigned w = worker_counts[wi];
         run_ctx x;
-        run_ctx_init(&x, &m, w, 5, 2);
-        x.fail_seq = 40;
-        x.fail_msg = "chunk 40 diverged at pc 0x10a4c";
+        /* The other chunks take 20 ms: the failure is recorded long before
+         * any of them ends, even on a busy machine. */
+        run_ctx_init(&x, &m, w, 5, 3);
+        x.fail_seq = 12;
+        x.fail_msg = "chunk 12 diverged at pc 0x10a4c";
         rp_options o = { .workers = w };
         rp_result res;
         int rc = rp_replay_log(path, &o, record_exec, &x, &res);
         ck_assert_int_eq(rc, RP_EXEC_FAILED);
-        ck_assert_str_eq(res.message, "chunk 40 diverged at pc 0x10a4c");
+        ck_assert_str_eq(res.message, "chunk 12 diverged at pc 0x10a4c");
         /* Once it failed, at most the other workers' current chunks finish. */
         ck_assert_msg(atomic_load(&x.started_after_failure) < w, "%u workers: %llu chunks started after the failure",
                       w, (unsigned long long)atomic_load(&x.started_after_failure));
