@@ -2,8 +2,8 @@
  * bench`). A synthetic recording (8 CPUs, low sharing: MaxPar parallelism
  * near 8) goes through `rnr synth` and `rnr backend`; each final log is
  * replayed on 1, 2 and 8 workers with an exec function that spins CS
- * iterations of a trivial loop per chunk ("spin"), 16 CS iterations (about
- * what an interpreter spends: "spin16"), and nothing ("nop": the engine
+ * iterations of a trivial loop per chunk ("spin"), 16 CS iterations
+ * (nearer an interpreter's pace: "spin16"), and nothing ("nop": the engine
  * alone). Prints chunks/s, iterations/s, the workers' busy share, the
  * engine's time per chunk, and the speedup over W = 1. The host's load
  * average is printed first: on a shared machine it bounds the speedup.
