@@ -3,11 +3,12 @@
 # make            bin/rnr (release build)
 # make check      install dependencies, then every test: install check,
 #                 a short fuzz of every reader, unit + integration tests
-#                 (release), the same under valgrind and under ASan+UBSan
+#                 (release), the same under valgrind, the replay engine's
+#                 tests under ThreadSanitizer, every test under ASan+UBSan
 # make test       unit + integration tests of the current VARIANT only
 # make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+# make tsan       the replay engine's tests under ThreadSanitizer (no data race)
 # make valgrind   the unit tests under valgrind (leaks are errors)
-# make tsan       the parallel replay's tests under ThreadSanitizer
 # make fuzz       every libFuzzer target for FUZZ_SECONDS each (clang)
 # make demo       the main job end to end (see README.md)
 # make bench      benchmarks (large inputs; not part of check)
@@ -36,7 +37,7 @@ OPT_debug   := -O0 -g3
 OPT_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
                -fno-sanitize-recover=all
 OPT_fuzz    := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-OPT_tsan    := -O1 -g -fsanitize=thread
+OPT_tsan    := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 ifeq ($(VARIANT),fuzz)
 CC      := clang
 endif
@@ -64,7 +65,7 @@ FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
 
 .DEFAULT_GOAL := all
-.PHONY: all check test asan tsan tsan-run valgrind valgrind-run fuzz demo demo-run bench bench-run install install-check man clean deps guest
+.PHONY: all check test asan tsan valgrind valgrind-run fuzz demo demo-run bench bench-run install install-check man clean deps guest
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -118,11 +119,14 @@ check: deps
 	$(MAKE) VARIANT=fuzz fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	$(MAKE) VARIANT=release test
 	$(MAKE) VARIANT=debug valgrind-run
-	$(MAKE) VARIANT=asan test
 	$(MAKE) VARIANT=tsan tsan-run
+	$(MAKE) VARIANT=asan test
 
 asan:
 	$(MAKE) VARIANT=asan test
+
+tsan:
+	$(MAKE) VARIANT=tsan tsan-run
 
 bench: deps
 	$(MAKE) guest
@@ -140,10 +144,6 @@ demo-run: $(RNR)
 
 valgrind:
 	$(MAKE) VARIANT=debug valgrind-run
-
-tsan:
-	$(MAKE) guest
-	$(MAKE) VARIANT=tsan tsan-run
 
 MANPAGE := $(BUILD)/man/rnr.1
 $(MANPAGE): $(RNR) tools/mkman

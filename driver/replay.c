@@ -45,7 +45,16 @@ rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
 
 int drv_replay_fault(drv_proc *p, const rru_stop *stop)
 {
-    return proc_demand_page(p, stop->cause, stop->tval);
+    int rc = proc_demand_page(p, stop->cause, stop->tval);
+    if (rc != 0)
+        return rc;
+    /* Two workers may fault on one absent page: the one that takes the
+     * lock second finds it present. Run the instruction again if the page
+     * is there now and allows the access (a real fault stays one). */
+    int prot = rru_mem_prot(p->mem, stop->tval);
+    int need = stop->cause == 12 ? LX_PROT_EXEC : stop->cause == 15 ? LX_PROT_WRITE : LX_PROT_READ;
+    const vm_region *r = vm_find(p->vm, stop->tval);
+    return prot >= 0 && (prot & need) == need && r && (r->prot & need) == need;
 }
 
 int drv_replay_ended(const drv_proc *p, drv_end *end, int *status)

@@ -542,6 +542,7 @@ void rnr_reader_on_block(rnr_reader *r, void (*fn)(void *ctx, const uint8_t *raw
     r->on_block_ctx = ctx;
 }
 int rnr_reader_truncated(const rnr_reader *r) { return r->state_code < 0 && r->truncated; }
+uint32_t rnr_reader_buffered(const rnr_reader *r) { return r->state_code == 0 ? r->block_left : 0; }
 
 const char *rnr_reader_error(const rnr_reader *r) { return r->error; }
 const char *rnr_reader_name(const rnr_reader *r) { return rnr_io_name(r->io); }

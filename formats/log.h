@@ -183,6 +183,11 @@ int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out);
 void rnr_reader_on_block(rnr_reader *r, void (*fn)(void *ctx, const uint8_t *raw, size_t n),
                          void *ctx);
 
+/* Records of the block in hand not delivered yet. 0 means the next call
+ * reads from the stream (and may wait on a pipe): a consumer that batches
+ * records hands its batch on before that. */
+uint32_t rnr_reader_buffered(const rnr_reader *r);
+
 const char *rnr_reader_error(const rnr_reader *r);
 /* 1 if the reader failed only because the file ends early (a recording
  * that was killed, a log still being written): every complete block before

@@ -1,10 +1,9 @@
-/* replayer/engine.h: the token-passing engine of a parallel replay. It
- * streams a final log (MaxPar, Stitched, Serial, StSerial) and hands its
- * chunks to W worker threads: any idle worker takes any chunk whose
- * predecessor on its recorded CPU is done and whose awaited tokens have
- * all arrived; when a chunk is done its tokens are sent. How a chunk is
- * executed is the caller's (rp_exec_fn). docs/replayer.md states the
- * semantics and why it is race-free. */
+/* replayer/engine.h: the token-passing parallel replay engine. It reads a
+ * final log (MaxPar, Stitched, Serial, StSerial) as a stream and hands
+ * each chunk to a caller's function on one of W worker threads, as soon
+ * as the chunk's lane predecessor has finished and the tokens it awaits
+ * have arrived (docs/backend.md §1, docs/replayer.md). How a chunk is
+ * executed is the caller's business. */
 #ifndef RNR_REPLAYER_ENGINE_H
 #define RNR_REPLAYER_ENGINE_H
 
@@ -13,44 +12,69 @@
 
 #include "formats/log.h"
 
-/* One chunk as the engine hands it out. */
+#define RP_MSG_MAX 1024u            /* room for any message of the engine */
+#define RP_WINDOW_DEFAULT (64u << 10) /* chunks read ahead and not finished */
+
+/* One chunk of a final log as the engine hands it out. */
 typedef struct rp_chunk {
-    uint64_t seq;              /* its index in the log */
-    uint32_t cpu;              /* its recorded CPU (lane); 0 in Serial logs */
+    uint64_t seq;           /* index in the log (0-based) */
+    uint32_t cpu;           /* recorded CPU (its lane); 0 for Serial and StSerial */
     uint32_t tid;
-    uint64_t cs;               /* instructions */
-    uint64_t lane_index;       /* its index among its lane's chunks */
+    uint64_t cs;            /* instructions */
+    uint64_t lane_index;    /* index among its lane's chunks (Serial, StSerial: = seq) */
 } rp_chunk;
 
-/* Executes C on worker W (0..workers-1). 0; or -1 with a message: the
- * replay diverged, the engine stops every worker as soon as it can. */
-typedef int (*rp_exec_fn)(void *ctx, unsigned w, const rp_chunk *c, char *msg, size_t msglen);
+/* Executes chunk C on worker WORKER (0..workers-1); C is valid during the
+ * call. 0 = done; -1 = the replay diverged or failed, with a one-line
+ * reason in MSG (MSGLEN bytes): the engine starts no further chunk and
+ * returns RP_EXEC_FAILED with that message. Called concurrently. */
+typedef int (*rp_exec_fn)(void *ctx, unsigned worker, const rp_chunk *c, char *msg, size_t msglen);
 
-enum {
+/* What has been done so far (see rp_options.progress). */
+typedef struct rp_progress {
+    uint64_t read;          /* chunks read from the log */
+    uint64_t chunks;        /* chunks executed */
+    uint64_t instructions;  /* their instructions */
+    double seconds;         /* since the replay started */
+} rp_progress;
+
+typedef void (*rp_progress_fn)(void *ctx, const rp_progress *p);
+
+typedef struct rp_options {
+    unsigned workers;           /* worker threads, >= 1 (0 = 1); may exceed host cores */
+    uint64_t window;            /* chunks held in memory (read, not finished); 0 = RP_WINDOW_DEFAULT */
+    rp_progress_fn progress;    /* NULL, or called on the calling thread every */
+    double progress_seconds;    /* ... this many seconds (0 = 0.5) and once at the end */
+    void *progress_ctx;
+} rp_options;
+
+typedef enum rp_status {
     RP_OK = 0,
-    RP_FAILED = 1,             /* a chunk's execution failed (its message) */
-    RP_BAD_LOG = 2,            /* the log is not a final log, or damaged */
-    RP_DEADLOCK = 3,           /* tokens that can never all arrive */
-};
+    RP_EXEC_FAILED = 1,     /* the exec function returned -1: message is its reason */
+    RP_BAD_LOG = 2,         /* not a final log, corrupt or truncated: the reader's message (file, offset) */
+    RP_DEADLOCK = 3,        /* chunks that can never run: message names them and the short token counters */
+    RP_ERROR = 4,           /* the host refused a thread */
+} rp_status;
 
 typedef struct rp_result {
-    int status;                /* RP_* */
-    uint64_t chunks, instructions;
-    double wall_seconds;       /* from the first chunk to the last */
-    double busy_seconds;       /* summed over workers: time inside rp_exec_fn */
-    uint64_t peak_window;      /* most chunks held at once */
-    char message[2048];
+    uint64_t read;              /* chunks read from the log */
+    uint64_t chunks;            /* chunks executed */
+    uint64_t instructions;      /* their instructions */
+    uint64_t tokens;            /* tokens sent */
+    uint64_t peak_window;       /* most chunks held at once (<= window) */
+    double wall_seconds;
+    double busy_seconds_sum;    /* sum over workers of the time inside the exec function */
+    int status;                 /* rp_status */
+    char message[RP_MSG_MAX];   /* empty when status is RP_OK */
 } rp_result;
 
-/* Replays LOG (a reader positioned after the header; the engine reads it
- * to the end but does not close it) on WORKERS threads (>= 1; any number,
- * also above the host's cores: waiting workers block). At most WINDOW
- * chunks are held at once (0 = 65536): MaxPar and Stitched logs are
- * written in a topological order, so a window never stalls a valid log.
- * PROGRESS, if not NULL, is called now and then (under the engine's lock:
- * keep it short) with PCTX and the chunks and instructions done. Fills *out; returns out->status. */
-int rp_replay(rnr_reader *log, unsigned workers, uint64_t window, rp_exec_fn fn, void *ctx,
-              void (*progress)(void *pctx, uint64_t chunks, uint64_t instructions), void *pctx,
-              rp_result *out);
+/* Replays the final log at PATH ("-" = stdin) with FN; O may be NULL
+ * (defaults). Returns the status, also stored in OUT with the counters. */
+int rp_replay_log(const char *path, const rp_options *o, rp_exec_fn fn, void *ctx, rp_result *out);
+/* The same on an open reader, which stays the caller's (it is read to the
+ * end, or up to where the replay stopped). */
+int rp_replay_reader(rnr_reader *r, const rp_options *o, rp_exec_fn fn, void *ctx, rp_result *out);
+
+const char *rp_status_name(int status);     /* "ok", "exec failed", ... */
 
 #endif

@@ -31,17 +31,18 @@ TEST_ENV := RNR_BIN=$(abspath $(RNR)) RNR_GUEST_DIR=$(abspath $(GUEST_DIR)) \
 TIMEOUT_MULT_release := 1
 TIMEOUT_MULT_debug   := 2
 TIMEOUT_MULT_asan    := 4
-TIMEOUT_MULT_tsan    := 4
+TIMEOUT_MULT_tsan    := 6
 
 test: $(TEST_BIN) $(RNR)
 	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=$(TIMEOUT_MULT_$(VARIANT)) $(TEST_BIN)
 
-# The suites whose rnr runs several host threads (the parallel replay),
-# under ThreadSanitizer: a data race is reported and fails the run.
-TSAN_SUITES := replay
+# The suites with threads of their own, under ThreadSanitizer (VARIANT=tsan):
+# the first report of a data race (or a lock-order inversion) fails the case.
+TSAN_SUITES := replay_engine replay
+.PHONY: tsan-run
 tsan-run: $(TEST_BIN) $(RNR)
-	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=$(TIMEOUT_MULT_tsan) TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	    $(TEST_BIN) $(TSAN_SUITES)
+	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=$(TIMEOUT_MULT_tsan) \
+	    TSAN_OPTIONS='halt_on_error=1 abort_on_error=1 second_deadlock_stack=1' $(TEST_BIN) $(TSAN_SUITES)
 
 valgrind-run: $(TEST_BIN) $(RNR)
 	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --trace-children=yes --leak-check=full \

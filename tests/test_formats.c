@@ -553,6 +553,9 @@ START_TEST(formats_reader_consumes_pipe_while_written)
             ck_assert_int_eq(rnr_reader_next_final(r, &c), 1);
             ck_assert_uint_eq(c.tid, (uint32_t)b);
             ck_assert_uint_eq(c.cs, (uint64_t)i + 1);
+            /* One block per batch: the reader knows when the next call
+             * would wait on the pipe. */
+            ck_assert_uint_eq(rnr_reader_buffered(r), (uint32_t)(t.per_batch - 1 - i));
         }
         pthread_mutex_lock(&t.mu);
         t.acked = b + 1;

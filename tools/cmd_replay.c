@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "formats/log.h"
@@ -34,25 +33,15 @@ const char cmd_replay_help[] =
     "first chunk that differs is named) or the logs cannot be replayed\n"
     "(a deadlock of tokens); 2 bad usage or a bad bundle.\n";
 
-/* Progress on a terminal: one rewritten line, at most twice a second. */
-static double last_report;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void on_progress(void *ctx, uint64_t chunks, uint64_t insns)
+/* Progress on a terminal: one rewritten line (the engine calls it every
+ * half second, on this thread). */
+static void on_progress(void *ctx, const rp_progress *p)
 {
     uint64_t total = *(const uint64_t *)ctx;
-    double t = now_s();
-    if (t - last_report < 0.5)
-        return;
-    last_report = t;
-    fprintf(stderr, "\rrnr replay: %" PRIu64 " chunks, %" PRIu64 " of %" PRIu64 " instructions (%.0f%%)   ",
-            chunks, insns, total, total ? 100.0 * (double)insns / (double)total : 0.0);
+    fprintf(stderr, "\rrnr replay: %" PRIu64 " chunks, %" PRIu64 " of %" PRIu64
+            " instructions (%.0f%%), %.1f s   ",
+            p->chunks, p->instructions, total,
+            total ? 100.0 * (double)p->instructions / (double)total : 0.0, p->seconds);
     fflush(stderr);
 }
 
@@ -127,13 +116,20 @@ int cmd_replay(int argc, char **argv)
     rp_result res;
     uint64_t total = rp_exec_instructions(x);
     int progress = !quiet && isatty(STDERR_FILENO);
-    last_report = now_s();
-    rp_replay(r, (unsigned)workers, 0, run_chunk, x, progress ? on_progress : NULL, &total, &res);
+    rp_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.workers = (unsigned)workers;
+    ro.progress = progress ? on_progress : NULL;
+    ro.progress_ctx = &total;
+    rp_replay_reader(r, &ro, run_chunk, x, &res);
     if (progress)
         fputs("\r\033[K", stderr);
     rnr_reader_close(r);
     int status = RNR_EXIT_OK;
     if (res.status == RP_BAD_LOG) {
+        fprintf(stderr, "rnr replay: %s\n", res.message);
+        status = RNR_EXIT_USAGE;
+    } else if (res.status == RP_ERROR) {
         fprintf(stderr, "rnr replay: %s\n", res.message);
         status = RNR_EXIT_USAGE;
     } else if (res.status != RP_OK) {
@@ -149,7 +145,7 @@ int cmd_replay(int argc, char **argv)
                 " chunks, %" PRIu64 " instructions, %.3f s, %.1f MIPS, parallelism %.2f\n",
                 dir, format, workers, res.chunks, res.instructions, wall,
                 wall > 0 ? (double)res.instructions / wall / 1e6 : 0.0,
-                wall > 0 ? res.busy_seconds / wall : 0.0);
+                wall > 0 ? res.busy_seconds_sum / wall : 0.0);
     rp_exec_free(x);
     return status;
 }
