@@ -423,13 +423,39 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, ui
     rru_core *rc = h->core;
     const unsigned r = rc->idx;
     const uint64_t rbit = 1ull << r;
-    dir_line *l = dir_get(m, line);
     h->cur_d = d;
     uint64_t now = rru_now(h, d), t = now;
     /* Already reported in this filter epoch (the fast path's test, for
      * accesses that come here for another reason: a TLB miss, a trace). */
     uint64_t *slot = filter_slot(rc, line), key = line | epoch_bits(rc->epoch) | 3;
     int reported = write ? *slot == key : (*slot | 2) == key;
+
+    /* A line whose filter entry is only of an older epoch (the RRU's
+     * cluster boundaries flush the filter): the entry still proves the
+     * permission, so the access is a hit and the directory is not looked
+     * up. Invariant: an entry for line L with bit 0 set means the core is
+     * among L's sharers, with bit 1 also set that it is L's owner. Entries
+     * are written only here, after the access made it so; a transaction of
+     * another core that takes the permission away clears bit 1 (a read
+     * ends ownership) or the whole entry (a write, rru_machine_forget),
+     * whatever its epoch (filter_has ignores epochs). With an RRU attached
+     * a read leaves bit 1 clear (the first write is reported again), the
+     * same entry the directory path below writes. */
+    if (rc->ops) {
+        uint64_t e = *slot;
+        if (filter_has(slot, line) && (!write || (e & 3) == 3)) {
+            if (!reported) {
+                if (rc->ops->access)
+                    rc->ops->access(rc->rru, r, line, write, t);
+                *slot = line | epoch_bits(rc->epoch) | (write ? 3 : 1);
+            }
+            h->cur_d = NULL;
+            *time_out = t;
+            return;
+        }
+    }
+
+    dir_line *l = dir_get(m, line);
 
     int miss = write ? l->owner != (int)r : !(l->sharers & rbit);
     if (miss) {

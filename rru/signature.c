@@ -1,7 +1,16 @@
-/* rru/signature.c: exact and Bloom-filter line signatures. The exact set is
- * an open-addressing table whose slots carry a generation number, so that
- * clearing it is O(1): a slot belongs to the set only if its generation is
- * the current one. */
+/* rru/signature.c: exact and Bloom-filter line signatures.
+ *
+ * The exact set groups lines by 64: a line's key is its value rotated right
+ * by 6 bits (a bijection, so any 64-bit value works; for a line address,
+ * whose low 6 bits are zero, the key is the line index), the group is the
+ * key without its low 6 bits (for addresses: the 4 KiB page) and the low 6
+ * bits pick a bit of the group's 64-bit mask. Groups live in an
+ * open-addressing table; a slot is empty iff its mask is 0 (a group in the
+ * set has at least one line). A cluster that streams through memory thus
+ * costs one slot per page instead of one per line, which keeps the tables
+ * of all clusters of all cores in cache, and consecutive inserts of one
+ * page hit a one-slot cache. Clearing zeroes the slots in use (listed in
+ * `used`): the cost is proportional to what was inserted. */
 #include "rru/signature.h"
 
 #include <stdio.h>
@@ -11,8 +20,8 @@
 #include "rru/alloc.h"
 
 typedef struct sig_slot {
-    uint64_t line;
-    uint32_t gen;
+    uint64_t group;
+    uint64_t mask;         /* lines of the group in the set; 0 = empty slot */
 } sig_slot;
 
 struct sig {
@@ -22,8 +31,11 @@ struct sig {
     /* exact */
     sig_slot *slot;
     uint32_t cap;          /* power of two */
-    uint32_t gen;          /* current generation, >= 1 */
-    /* exact: a 1024-bit summary of the set (one hashed bit per line), so
+    uint32_t shift;        /* 64 - log2(cap) */
+    uint32_t *used;        /* indices of the slots in use */
+    uint32_t nused;
+    sig_slot *last;        /* the slot of the last insert, or NULL */
+    /* exact: a 1024-bit summary of the set (one hashed bit per group), so
      * that a test of a line not in the set (the common case: every snoop
      * checks every cluster of every other core) usually costs one load
      * instead of a probe of the table. No false negatives. */
@@ -31,6 +43,13 @@ struct sig {
     /* Bloom */
     uint64_t *bits;
 };
+
+static inline uint64_t key_of(uint64_t line) { return line >> 6 | line << 58; }
+static inline uint64_t slot_hash(uint64_t group) { return group * 0x9e3779b97f4a7c15ull; }
+static inline uint32_t summary_bit(uint64_t group)
+{
+    return (uint32_t)((group * 0xd6e8feb86659fd93ull) >> 54);
+}
 
 static inline uint64_t mix64(uint64_t z)
 {
@@ -52,8 +71,9 @@ sig *sig_new(uint32_t bits, uint32_t hashes)
         s->bits = xcalloc(b / 64, sizeof *s->bits);
     } else {
         s->cap = 16;
-        s->gen = 1;
+        s->shift = 64 - 4;
         s->slot = xcalloc(s->cap, sizeof *s->slot);
+        s->used = xcalloc(s->cap, sizeof *s->used);
     }
     return s;
 }
@@ -63,6 +83,7 @@ void sig_free(sig *s)
     if (!s)
         return;
     free(s->slot);
+    free(s->used);
     free(s->bits);
     free(s);
 }
@@ -77,18 +98,19 @@ void sig_clear(sig *s)
         return;
     }
     memset(s->summary, 0, sizeof s->summary);
-    if (++s->gen == 0) {              /* wrapped: forget every old slot */
-        memset(s->slot, 0, (size_t)s->cap * sizeof *s->slot);
-        s->gen = 1;
-    }
+    for (uint32_t i = 0; i < s->nused; i++)
+        s->slot[s->used[i]].mask = 0;
+    s->nused = 0;
+    s->last = NULL;
 }
 
-/* Exact set: the slot holding LINE, or the empty slot where it belongs. */
-static sig_slot *find(const sig *s, uint64_t line)
+/* Exact set: the slot holding GROUP, or the empty slot where it belongs
+ * (the table is never more than half full, so one exists). */
+static sig_slot *find(const sig *s, uint64_t group)
 {
     uint32_t mask = s->cap - 1;
-    uint32_t i = (uint32_t)mix64(line) & mask;
-    while (s->slot[i].gen == s->gen && s->slot[i].line != line)
+    uint32_t i = (uint32_t)(slot_hash(group) >> s->shift);
+    while (s->slot[i].mask && s->slot[i].group != group)
         i = (i + 1) & mask;
     return &s->slot[i];
 }
@@ -96,18 +118,21 @@ static sig_slot *find(const sig *s, uint64_t line)
 static void grow(sig *s)
 {
     sig_slot *old = s->slot;
-    uint32_t old_cap = s->cap, gen = s->gen;
+    uint32_t *old_used = s->used, n = s->nused;
     s->cap *= 2;
+    s->shift--;
     s->slot = xcalloc(s->cap, sizeof *s->slot);
-    s->gen = 1;
-    for (uint32_t i = 0; i < old_cap; i++) {
-        if (old[i].gen != gen)
-            continue;
-        sig_slot *d = find(s, old[i].line);
-        d->line = old[i].line;
-        d->gen = 1;
+    s->used = xcalloc(s->cap, sizeof *s->used);
+    s->nused = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sig_slot *o = &old[old_used[i]];
+        sig_slot *d = find(s, o->group);
+        *d = *o;
+        s->used[s->nused++] = (uint32_t)(d - s->slot);
     }
+    s->last = NULL;
     free(old);
+    free(old_used);
 }
 
 void sig_insert(sig *s, uint64_t line)
@@ -122,15 +147,28 @@ void sig_insert(sig *s, uint64_t line)
         s->count++;
         return;
     }
-    uint32_t sb = (uint32_t)(mix64(line) >> 54);   /* the top 10 bits: the summary bit */
-    s->summary[sb >> 6] |= 1ull << (sb & 63);
-    sig_slot *d = find(s, line);
-    if (d->gen == s->gen)
-        return;
-    d->line = line;
-    d->gen = s->gen;
-    if (++s->count * 2 > s->cap)
-        grow(s);
+    uint64_t key = key_of(line), group = key >> 6, bit = 1ull << (key & 63);
+    sig_slot *d = s->last;
+    if (!d || d->group != group) {
+        d = find(s, group);
+        if (!d->mask) {
+            uint32_t sb = summary_bit(group);
+            s->summary[sb >> 6] |= 1ull << (sb & 63);
+            d->group = group;
+            s->used[s->nused++] = (uint32_t)(d - s->slot);
+            if (s->nused * 2 > s->cap) {
+                d->mask = bit;
+                s->count++;
+                grow(s);
+                return;
+            }
+        }
+        s->last = d;
+    }
+    if (!(d->mask & bit)) {
+        d->mask |= bit;
+        s->count++;
+    }
 }
 
 uint64_t sig_hash(uint64_t line) { return mix64(line); }
@@ -149,10 +187,11 @@ int sig_test_hashed(const sig *s, uint64_t line, uint64_t h)
         }
         return 1;
     }
-    uint32_t sb = (uint32_t)(h >> 54);
+    uint64_t key = key_of(line), group = key >> 6;
+    uint32_t sb = summary_bit(group);
     if (!(s->summary[sb >> 6] & (1ull << (sb & 63))))
         return 0;
-    return find(s, line)->gen == s->gen;
+    return (find(s, group)->mask >> (key & 63)) & 1;
 }
 
 int sig_test(const sig *s, uint64_t line) { return sig_test_hashed(s, line, mix64(line)); }

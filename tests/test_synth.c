@@ -43,6 +43,52 @@ START_TEST(signature_exact_set_matches_a_reference_set)
 }
 END_TEST
 
+/* Line addresses (multiples of 64) as the machine reports them: pages
+ * shared by many lines, neighbouring lines of other pages, growth of the
+ * table across clears, and the distinct count. */
+START_TEST(signature_exact_set_of_line_addresses)
+{
+    uint64_t seed = tu_seed(0x51a2), rng = seed;
+    sig *s = sig_new(0, 0);
+    enum { N = 3000 };
+    static uint64_t ref[N];
+    for (int round = 0; round < 12; round++) {
+        size_t n = tu_below(&rng, N), distinct = 0;
+        uint64_t pages = 1 + tu_below(&rng, 200);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t line = (0x7fff0000ull + tu_below(&rng, pages)) << 12 | tu_below(&rng, 64) << 6;
+            int dup = 0;
+            for (size_t j = 0; j < distinct && !dup; j++)
+                dup = ref[j] == line;
+            if (!dup)
+                ref[distinct++] = line;
+            sig_insert(s, line);
+        }
+        ck_assert_msg(sig_count(s) == distinct, "seed %#llx: count %llu, %zu distinct lines",
+                      (unsigned long long)seed, (unsigned long long)sig_count(s), distinct);
+        for (size_t i = 0; i < distinct; i++)
+            ck_assert_msg(sig_test(s, ref[i]), "seed %#llx: inserted line missing", (unsigned long long)seed);
+        for (int k = 0; k < 3000; k++) {
+            /* a line of a page in the set, of a neighbouring page, or one
+             * differing in a low bit (not a line address: another key) */
+            uint64_t x = (0x7fff0000ull + tu_below(&rng, pages + 2)) << 12 | tu_below(&rng, 64) << 6;
+            if (k % 7 == 0)
+                x |= 1ull << tu_below(&rng, 6);
+            int in = 0;
+            for (size_t i = 0; i < distinct && !in; i++)
+                in = ref[i] == x;
+            ck_assert_msg(sig_test(s, x) == in, "seed %#llx: line %llx answered %d", (unsigned long long)seed,
+                          (unsigned long long)x, !in);
+        }
+        sig_clear(s);
+        ck_assert(sig_empty(s) && sig_count(s) == 0);
+        for (size_t i = 0; i < distinct; i++)
+            ck_assert(!sig_test(s, ref[i]));
+    }
+    sig_free(s);
+}
+END_TEST
+
 START_TEST(signature_bloom_has_no_false_negatives_and_few_false_positives)
 {
     uint64_t rng = tu_seed(0x51a1);
@@ -412,6 +458,7 @@ TU_SUITE(synth)
     Suite *s = suite_create("synth");
     TCase *tc = tu_tcase(s, "signature", 20);
     tcase_add_test(tc, signature_exact_set_matches_a_reference_set);
+    tcase_add_test(tc, signature_exact_set_of_line_addresses);
     tcase_add_test(tc, signature_bloom_has_no_false_negatives_and_few_false_positives);
     tc = tu_tcase(s, "rru", 20);
     tcase_add_test(tc, rru_conflict_with_current_cluster_ends_chunk_at_snoop_time);
