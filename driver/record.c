@@ -63,6 +63,7 @@ struct rec {
     uint64_t vt;
     int bus_open;                        /* snoops of a transaction delivered, access not yet */
     uint64_t bus_vt;
+    uint64_t bus_hash;                   /* rru_line_hash of its line */
     int mid_core;                        /* the core inside an instruction (hook), -1 = none */
     int no_check;                        /* the chunk that ends now gets no CHECK */
     uint64_t pre_ecall_pc;               /* nonzero: the chunk ends before the ECALL there */
@@ -282,7 +283,12 @@ static void hook_snoop(void *ctx, unsigned core, const rru_bus *b)
         r->bus_vt = advance(r, b->time);
         r->mid_core = -1;
         r->bus_open = 1;
+        r->bus_hash = rru_line_hash(b->line);
     }
+    /* Most snoops hit nothing: then the unit's bookkeeping can wait for
+     * its next event (rru_snoop_hits says why nothing is lost). */
+    if (!rru_snoop_hits(r->u[core], b->requester, b->line, r->bus_hash, b->exclusive))
+        return;
     sync_core(r, core);
     settle(r, core);
     rru_snoop(r->u[core], r->bus_vt, b->requester, b->line, b->exclusive);

@@ -14,6 +14,16 @@
 
 #define SV_NONE UINT64_MAX
 
+/* Summaries of what clusters accessed: one bit per line hash, in
+ * SUM_WORDS words. Each cluster keeps its own (lines accessed, lines
+ * written); the unit keeps their union over the clusters still holding
+ * signatures, so that a snoop of a line no live cluster touched (most of
+ * them) costs one test. Bits are never false negatives: a cluster's bit
+ * is set when its signature gets the line, and the union is rebuilt from
+ * the clusters' own summaries after a cluster is released. */
+#define SUM_WORDS 64u
+#define SUM_SHIFT (64u - 12u)   /* 64 * 64 = 4096 bits */
+
 typedef struct cluster {
     sig *rd, *wr;
     uint64_t *sv;          /* [cpus]: time of the earliest dependence to each cpu */
@@ -21,6 +31,7 @@ typedef struct cluster {
     uint32_t chunks;       /* chunks ended in this cluster */
     uint64_t last;         /* buffer sequence number of its last chunk (closed clusters) */
     uint64_t last_ts;      /* TS of that chunk */
+    uint64_t sum_any[SUM_WORDS], sum_wr[SUM_WORDS];
 } cluster;
 
 typedef struct buf_chunk {
@@ -55,6 +66,8 @@ struct rru_unit {
     uint64_t cap, head, next, ready;
     uint64_t cluster_ends; /* clusters ended so far (the core's filter must forget) */
     int in_retire;         /* splitting instructions reported after the fact */
+    uint64_t sum_any[SUM_WORDS], sum_wr[SUM_WORDS];   /* unions over live clusters */
+    int sum_stale;         /* a cluster was released since the unions were built */
     rru_counters counters;
 };
 
@@ -231,6 +244,9 @@ static void release_slot(rru_unit *u, int s)
     cluster *cl = &u->slot[s];
     sig_clear(cl->rd);
     sig_clear(cl->wr);
+    memset(cl->sum_any, 0, sizeof cl->sum_any);
+    memset(cl->sum_wr, 0, sizeof cl->sum_wr);
+    u->sum_stale = 1;
     cl->nset = 0;
     cl->chunks = 0;
     u->free_slot[u->nfree++] = s;
@@ -376,8 +392,45 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
         return;
     cluster *cl = &u->slot[u->cc];
     sig_insert(write ? cl->wr : cl->rd, line);
+    uint32_t b = (uint32_t)(sig_hash(line) >> SUM_SHIFT);
+    uint64_t bit = 1ull << (b & 63);
+    cl->sum_any[b >> 6] |= bit;
+    u->sum_any[b >> 6] |= bit;
+    if (write) {
+        cl->sum_wr[b >> 6] |= bit;
+        u->sum_wr[b >> 6] |= bit;
+    }
     if (bus)
         u->last_bus = now + 1;
+}
+
+uint64_t rru_line_hash(uint64_t line) { return sig_hash(line); }
+
+/* 0 if no live cluster can conflict with an access to the line of hash H
+ * (the unions' test), else 1: the clusters must be asked. */
+static int may_conflict(rru_unit *u, uint64_t h, int write)
+{
+    if (u->sum_stale) {
+        memset(u->sum_any, 0, sizeof u->sum_any);
+        memset(u->sum_wr, 0, sizeof u->sum_wr);
+        for (uint32_t i = 0; i < u->nwin; i++) {
+            const cluster *cl = &u->slot[u->win[i]];
+            for (uint32_t w = 0; w < SUM_WORDS; w++) {
+                u->sum_any[w] |= cl->sum_any[w];
+                u->sum_wr[w] |= cl->sum_wr[w];
+            }
+        }
+        if (u->cc >= 0) {
+            const cluster *cl = &u->slot[u->cc];
+            for (uint32_t w = 0; w < SUM_WORDS; w++) {
+                u->sum_any[w] |= cl->sum_any[w];
+                u->sum_wr[w] |= cl->sum_wr[w];
+            }
+        }
+        u->sum_stale = 0;
+    }
+    uint32_t b = (uint32_t)(h >> SUM_SHIFT);
+    return (int)(((write ? u->sum_any : u->sum_wr)[b >> 6] >> (b & 63)) & 1);
 }
 
 int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write)
@@ -386,6 +439,8 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
         return 0;
     int hit = 0;
     uint64_t h = sig_hash(line);
+    if (!may_conflict(u, h, write))
+        return 0;
     for (uint32_t i = 0; i < u->nwin;) {
         int s = u->win[i];
         cluster *cl = &u->slot[s];
@@ -413,6 +468,18 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
     }
     u->counters.conflicts += (uint64_t)hit;
     return hit;
+}
+
+int rru_snoop_hits(rru_unit *u, uint32_t from, uint64_t line, uint64_t h, int write)
+{
+    if (from == u->cpu || from >= u->cfg.cpus || !may_conflict(u, h, write))
+        return 0;
+    for (uint32_t i = 0; i < u->nwin; i++) {
+        const cluster *cl = &u->slot[u->win[i]];
+        if (cl->sv[from] == SV_NONE && conflicts(cl, line, h, write))
+            return 1;
+    }
+    return u->cc >= 0 && conflicts(&u->slot[u->cc], line, h, write);
 }
 
 void rru_tick(rru_unit *u, uint64_t now)

@@ -103,6 +103,16 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus);
  * upgrade). Checks the window; returns 1 if it conflicted with a cluster
  * (and the dependence was recorded), else 0. */
 int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write);
+/* 1 if rru_snoop with these arguments would record a dependence now, with
+ * no change to the unit. Retiring instructions, ending chunks and clusters
+ * and evicting can only remove such hits (a cluster keeps its signatures
+ * from open to final; an entry once set stays set), so a 0 here stays 0
+ * after any of them: a driver may skip the snoop and the bookkeeping it
+ * would do before it. (It may rebuild the unit's summaries: no state a
+ * log or a snoop can see.) */
+int rru_snoop_hits(rru_unit *u, uint32_t from, uint64_t line, uint64_t hash, int write);
+/* The hash of LINE rru_snoop_hits takes (computed once per transaction). */
+uint64_t rru_line_hash(uint64_t line);
 /* Time passes: ends chunks that grew old, closes an idle cluster, evicts
  * closed clusters that grew old (conservatively). */
 void rru_tick(rru_unit *u, uint64_t now);
