@@ -94,10 +94,8 @@ START_TEST(props_every_format_verifies_and_metrics_are_ordered)
         synth_result res;
         synth_to_memory(&c, &in, &truth, &res);
         char err[RNR_ERR_MAX];
-        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in.data, in.len, "initial"), err, sizeof err);
-        verify_ctx *v = verify_load(r, err, sizeof err);
+        verify_ctx *v = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
         ck_assert_msg(v != NULL, "%s", err);
-        rnr_reader_close(r);
         ck_assert_msg(verify_add_truth(v, &truth, err, sizeof err) == 0, "%s", err);
         pass_summary s_mp, s_st, s_se, s_sts;
         rnr_membuf mp = pass(PASS_MAXPAR, &in, &s_mp, seed);
