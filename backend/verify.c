@@ -355,6 +355,7 @@ typedef struct lane_st {
     rheap reqs;              /* lanes: requirements into it, by b_lane */
     uint64_t pos;            /* lanes: instructions the final walk ran */
     uint64_t min_truth;      /* lowest instruction a waiting truth dependence names here */
+    uint64_t min_truth_dst;  /* ... as its destination */
     uint64_t *final_last;    /* lanes: VC_out of its last final chunk */
 } lane_st;
 
@@ -760,7 +761,7 @@ static int truth_bad(run *w, const truth_wait *x)
 static int scan_truth(run *w)
 {
     for (uint32_t p = 0; p < w->v->cpus; p++)
-        w->lanes[p].min_truth = UINT64_MAX;
+        w->lanes[p].min_truth = w->lanes[p].min_truth_dst = UINT64_MAX;
     uint64_t keep = 0;
     for (uint64_t i = 0; i < w->ntq; i++) {
         truth_wait *x = &w->tq[i];
@@ -775,6 +776,8 @@ static int scan_truth(run *w)
                 a->min_truth = d->src.insn;
             if (d->dst.insn < b->min_truth)
                 b->min_truth = d->dst.insn;
+            if (d->dst.insn < b->min_truth_dst)
+                b->min_truth_dst = d->dst.insn;
             w->tq[keep++] = *x;
             continue;
         }
@@ -1038,7 +1041,7 @@ static void fill_counts(const run *w, verify_report *rep, int serial)
 static int ensure_lane(run *w, uint32_t q, uint64_t end)
 {
     lane_st *l = &w->lanes[q];
-    while (!w->ended && (l->settled_total < end || l->min_truth < end))
+    while (!w->ended && (l->settled_total < end || l->min_truth_dst < end))
         if (feed(w) < 0)
             return -1;
     return 0;
