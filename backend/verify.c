@@ -741,7 +741,8 @@ static int truth_end(run *w, const truth_access *a, cinfo *ci)
     if (a->insn >= l->settled_total)
         return 0;
     const lentry *e = dq_find(l, a->insn);
-    if (!e) {                    /* dropped already: its counts were checked when it was read */
+    if (!e) {                    /* dropped already (a source older than the window): only its
+                                  * lane position is validated, not its tid and thread count */
         *ci = (cinfo){ a->cpu, a->tid, UINT64_MAX, UINT64_MAX, a->time };
         return 1;
     }
