@@ -75,79 +75,116 @@ static int parse_access(char **p, truth_access *a, uint32_t cpus)
     return 0;
 }
 
-int truth_load(const char *path, truth_set *out, char *err, size_t errlen)
+struct truth_reader {
+    FILE *f;
+    char *path, *line;
+    size_t cap;
+    unsigned long lineno;
+    uint32_t cpus;
+};
+
+static int reader_fail(truth_reader *t, const char *problem, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
+    if (t->lineno)
+        snprintf(err, errlen, "%s: line %lu: %s", t->path, t->lineno, problem);
+    else
+        snprintf(err, errlen, "%s: %s", t->path, problem);
+    return -1;
+}
+
+truth_reader *truth_reader_open(const char *path, char *err, size_t errlen)
+{
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+        return NULL;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    unsigned long lineno = 0;
+    truth_reader *t = xcalloc(1, sizeof *t);
+    t->f = f;
+    t->path = xmalloc(strlen(path) + 1);
+    memcpy(t->path, path, strlen(path) + 1);
     const char *problem = NULL;
-    unsigned version, cpus;
+    ssize_t len = getline(&t->line, &t->cap, f);
+    if (len < 0) {
+        problem = ferror(f) ? "read error" : "empty file, not a ground-truth file";
+    } else {
+        unsigned version, cpus;
+        char tail;
+        t->lineno = 1;
+        if (sscanf(t->line, "rnr-truth %u cpus %u%c", &version, &cpus, &tail) != 3 || tail != '\n')
+            problem = "not a ground-truth file (no 'rnr-truth 1 cpus N' header)";
+        else if (version != TRUTH_VERSION)
+            problem = "unsupported ground-truth version";
+        else if (cpus < 1 || cpus > 1024)
+            problem = "cpu count out of range";
+        t->cpus = cpus;
+    }
+    if (problem) {
+        reader_fail(t, problem, err, errlen);
+        truth_reader_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+uint32_t truth_reader_cpus(const truth_reader *t) { return t->cpus; }
+const char *truth_reader_name(const truth_reader *t) { return t->path; }
+
+int truth_reader_next(truth_reader *t, truth_dep *d, char *err, size_t errlen)
+{
     ssize_t len;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (lineno == 1) {
-            char tail;
-            if (sscanf(line, "rnr-truth %u cpus %u%c", &version, &cpus, &tail) != 3 || tail != '\n') {
-                problem = "not a ground-truth file (no 'rnr-truth 1 cpus N' header)";
-                break;
-            }
-            if (version != TRUTH_VERSION) {
-                problem = "unsupported ground-truth version";
-                break;
-            }
-            if (cpus < 1 || cpus > 1024) {
-                problem = "cpu count out of range";
-                break;
-            }
-            out->cpus = cpus;
+    while ((len = getline(&t->line, &t->cap, t->f)) >= 0) {
+        t->lineno++;
+        if (len <= 1 || t->line[0] == '#')
             continue;
-        }
-        if (len <= 1 || line[0] == '#')
-            continue;
-        truth_dep d;
-        char *p = line;
+        char *p = t->line;
         size_t k;
         for (k = 0; k < 3; k++) {
             size_t n = strlen(kind_names[k]);
             if (strncmp(p, kind_names[k], n) == 0 && p[n] == ' ')
                 break;
         }
-        if (k == 3) {
-            problem = "unknown dependence kind";
-            break;
-        }
-        d.kind = (uint32_t)k;
+        if (k == 3)
+            return reader_fail(t, "unknown dependence kind", err, errlen);
+        d->kind = (uint32_t)k;
         p += strlen(kind_names[k]);
-        if (parse_u64(&p, &d.line, 16) || parse_access(&p, &d.src, cpus) ||
-            parse_access(&p, &d.dst, cpus)) {
-            problem = "malformed dependence line";
-            break;
-        }
+        if (parse_u64(&p, &d->line, 16) || parse_access(&p, &d->src, t->cpus) ||
+            parse_access(&p, &d->dst, t->cpus))
+            return reader_fail(t, "malformed dependence line", err, errlen);
         while (*p == ' ')
             p++;
-        if (*p != '\n' && *p != '\0') {
-            problem = "trailing text after the dependence";
-            break;
-        }
-        truth_add(out, &d);
+        if (*p != '\n' && *p != '\0')
+            return reader_fail(t, "trailing text after the dependence", err, errlen);
+        return 1;
     }
-    if (!problem && lineno == 0)
-        problem = "empty file, not a ground-truth file";
-    if (!problem && ferror(f))
-        problem = "read error";
-    free(line);
-    fclose(f);
-    if (problem) {
-        if (lineno)
-            snprintf(err, errlen, "%s: line %lu: %s", path, lineno, problem);
-        else
-            snprintf(err, errlen, "%s: %s", path, problem);
+    if (ferror(t->f))
+        return reader_fail(t, "read error", err, errlen);
+    return 0;
+}
+
+void truth_reader_close(truth_reader *t)
+{
+    if (!t)
+        return;
+    fclose(t->f);
+    free(t->path);
+    free(t->line);
+    free(t);
+}
+
+int truth_load(const char *path, truth_set *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    truth_reader *t = truth_reader_open(path, err, errlen);
+    if (!t)
+        return -1;
+    out->cpus = t->cpus;
+    truth_dep d;
+    int rc;
+    while ((rc = truth_reader_next(t, &d, err, errlen)) == 1)
+        truth_add(out, &d);
+    truth_reader_close(t);
+    if (rc < 0) {
         truth_free(out);
         return -1;
     }

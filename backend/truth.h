@@ -48,6 +48,16 @@ int truth_write(FILE *f, const truth_dep *d);
  * frees with truth_free. */
 int truth_load(const char *path, truth_set *out, char *err, size_t errlen);
 void truth_add(truth_set *s, const truth_dep *d);
+
+/* The same file one dependence at a time (memory: one line). NULL, or -1
+ * from next, with "PATH[: line N]: problem" in err; next returns 1 with a
+ * dependence, 0 at the end. */
+typedef struct truth_reader truth_reader;
+truth_reader *truth_reader_open(const char *path, char *err, size_t errlen);
+uint32_t truth_reader_cpus(const truth_reader *t);
+const char *truth_reader_name(const truth_reader *t);
+int truth_reader_next(truth_reader *t, truth_dep *d, char *err, size_t errlen);
+void truth_reader_close(truth_reader *t);
 void truth_free(truth_set *s);
 
 /* The tracker turns a stream of line accesses, in the order they happened,

@@ -121,13 +121,9 @@ static void expect_records(const rnr_membuf *log, const char *const *want, size_
 static verify_report check(const rnr_membuf *initial, const rnr_membuf *final)
 {
     char err[RNR_ERR_MAX];
-    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(initial->data, initial->len, "initial.log"),
-                                       err, sizeof err);
-    ck_assert_msg(r != NULL, "%s", err);
-    verify_ctx *v = verify_load(r, err, sizeof err);
+    verify_ctx *v = verify_open_mem(initial->data, initial->len, "initial.log", err, sizeof err);
     ck_assert_msg(v != NULL, "%s", err);
-    rnr_reader_close(r);
-    r = rnr_reader_open_io(rnr_io_mem_reader(final->data, final->len, "final.log"), err, sizeof err);
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(final->data, final->len, "final.log"), err, sizeof err);
     ck_assert_msg(r != NULL, "%s", err);
     verify_report rep;
     ck_assert_msg(verify_final(v, r, &rep, err, sizeof err) == 0, "%s", err);

@@ -94,10 +94,8 @@ START_TEST(props_every_format_verifies_and_metrics_are_ordered)
         synth_result res;
         synth_to_memory(&c, &in, &truth, &res);
         char err[RNR_ERR_MAX];
-        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in.data, in.len, "initial"), err, sizeof err);
-        verify_ctx *v = verify_load(r, err, sizeof err);
+        verify_ctx *v = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
         ck_assert_msg(v != NULL, "%s", err);
-        rnr_reader_close(r);
         ck_assert_msg(verify_add_truth(v, &truth, err, sizeof err) == 0, "%s", err);
         pass_summary s_mp, s_st, s_se, s_sts;
         rnr_membuf mp = pass(PASS_MAXPAR, &in, &s_mp, seed);
@@ -179,6 +177,73 @@ START_TEST(props_maxpar_memory_is_flat_on_a_ten_times_longer_log)
                   (unsigned long long)peak_bytes[0], (unsigned long long)peak_bytes[1]);
     /* ... and both are a small part of the log. */
     ck_assert_uint_lt(peak_open[1] * 10, chunks[1]);
+}
+END_TEST
+
+/* verify holds a window of the initial log, not the log: on a log more
+ * than ten times longer the peaks of initial chunks held, requirements
+ * waiting for the final walk and dependences waiting for their destination
+ * stay the same within the noise, in every format, with the ground truth,
+ * and for the initial log's own check. Holding the whole log (a window of
+ * MSP 0) fails the first and last assertions. */
+START_TEST(props_verify_memory_is_flat_on_a_ten_times_longer_log)
+{
+    uint64_t peak[2][3], chunks[2];
+    for (int k = 0; k < 2; k++) {
+        synth_config c;
+        synth_config_default(&c, 8);
+        c.seed = tu_seed(78);
+        c.insns = k ? 2000000 : 180000;
+        c.rru.msp = 8000;
+        c.rru.chunk_max = 2000;
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        char err[RNR_ERR_MAX];
+        verify_ctx *v = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
+        ck_assert_msg(v != NULL, "%s", err);
+        ck_assert_uint_eq(verify_window_msp(v), 8000);
+        ck_assert_msg(verify_add_truth(v, &truth, err, sizeof err) == 0, "%s", err);
+        pass_summary s;
+        rnr_membuf mp = pass(PASS_MAXPAR, &in, &s, c.seed), st = pass(PASS_STITCH, &mp, &s, c.seed);
+        rnr_membuf se = pass(PASS_SERIAL, &mp, &s, c.seed);
+        const rnr_membuf *logs[3] = { &mp, &st, &se };
+        memset(peak[k], 0, sizeof peak[k]);
+        for (int f = 0; f < 4; f++) {
+            verify_report rep;
+            if (f < 3) {
+                rep = check(v, logs[f]);
+            } else {
+                ck_assert_msg(verify_initial(v, &rep, err, sizeof err) == 0, "%s", err);
+            }
+            ck_assert_msg(rep.ok, "format %d: %s", f, rep.message);
+            ck_assert_uint_eq(rep.truth, truth.n);
+            uint64_t p[3] = { rep.peak_chunks, rep.peak_requirements, rep.peak_pending };
+            for (int i = 0; i < 3; i++)
+                if (p[i] > peak[k][i])
+                    peak[k][i] = p[i];
+        }
+        chunks[k] = res.chunks;
+        verify_free(v);
+        truth_free(&truth);
+        free(in.data);
+        free(mp.data);
+        free(st.data);
+        free(se.data);
+    }
+    ck_assert_uint_ge(chunks[1], 10 * chunks[0]);
+    printf("verify window: %llu chunks: peak %llu chunks, %llu requirements, %llu pending; "
+           "%llu chunks: %llu, %llu, %llu\n",
+           (unsigned long long)chunks[0], (unsigned long long)peak[0][0], (unsigned long long)peak[0][1],
+           (unsigned long long)peak[0][2], (unsigned long long)chunks[1], (unsigned long long)peak[1][0],
+           (unsigned long long)peak[1][1], (unsigned long long)peak[1][2]);
+    static const char *const what[3] = { "chunks", "requirements", "pending dependences" };
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(peak[1][i] <= peak[0][i] + peak[0][i] / 2 + 16, "%s: %llu on %llu chunks, %llu on %llu",
+                      what[i], (unsigned long long)peak[0][i], (unsigned long long)chunks[0],
+                      (unsigned long long)peak[1][i], (unsigned long long)chunks[1]);
+    ck_assert_uint_lt(peak[1][0] * 10, chunks[1]);
 }
 END_TEST
 
@@ -356,6 +421,7 @@ TU_SUITE(backend_props)
     tcase_add_loop_test(tc, props_every_format_verifies_and_metrics_are_ordered, 0, 40);
     tc = tu_tcase(s, "stream", 60);
     tcase_add_test(tc, props_maxpar_memory_is_flat_on_a_ten_times_longer_log);
+    tcase_add_test(tc, props_verify_memory_is_flat_on_a_ten_times_longer_log);
     tcase_add_test(tc, props_maxpar_streams_from_a_slow_producer_through_pipes);
     return s;
 }

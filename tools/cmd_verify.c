@@ -91,11 +91,7 @@ int cmd_verify(int argc, char **argv)
     if (!S_ISDIR(st.st_mode))
         return cli_bad_input("verify", "%s: not a directory (a recording bundle)", dir);
     snprintf(path, sizeof path, "%s/initial.log", dir);
-    rnr_reader *r = rnr_reader_open(path, err, sizeof err);
-    if (!r)
-        return cli_bad_input("verify", "%s", err);
-    verify_ctx *v = verify_load(r, err, sizeof err);
-    rnr_reader_close(r);
+    verify_ctx *v = verify_open(path, err, sizeof err);
     if (!v)
         return cli_bad_input("verify", "%s", err);
     if (!truth_path && !no_truth) {
@@ -103,19 +99,13 @@ int cmd_verify(int argc, char **argv)
         if (exists(path))
             truth_path = path;
     }
+    char tpath[4096];
     if (truth_path && !no_truth) {
-        truth_set t;
-        char tpath[4096];
         snprintf(tpath, sizeof tpath, "%s", truth_path);
-        if (truth_load(tpath, &t, err, sizeof err) < 0) {
+        truth_path = tpath;
+        if (verify_set_truth_file(v, tpath, err, sizeof err) < 0) {
             verify_free(v);
             return cli_bad_input("verify", "%s", err);
-        }
-        int bad = verify_add_truth(v, &t, err, sizeof err) < 0;
-        truth_free(&t);
-        if (bad) {
-            verify_free(v);
-            return cli_bad_input("verify", "%s: %s", tpath, err);
         }
     }
     int rc = RNR_EXIT_OK, checked = 0;
@@ -126,7 +116,10 @@ int cmd_verify(int argc, char **argv)
             return cli_bad_input("verify", "%s: no ground truth to check the initial log against "
                                  "(truth.deps or --truth FILE)", dir);
         }
-        verify_initial(v, &rep);
+        if (verify_initial(v, &rep, err, sizeof err) < 0) {
+            verify_free(v);
+            return cli_bad_input("verify", "%s", err);
+        }
         if (rep.ok)
             print_ok("initial.log", &rep, 1);
         else
@@ -145,7 +138,7 @@ int cmd_verify(int argc, char **argv)
             continue;
         }
         checked++;
-        r = rnr_reader_open(path, err, sizeof err);
+        rnr_reader *r = rnr_reader_open(path, err, sizeof err);
         if (!r) {
             rc = cli_bad_input("verify", "%s", err);
             continue;

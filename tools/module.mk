@@ -16,3 +16,10 @@ BENCH_TARGETS += bench-record-replay
 .PHONY: bench-record-replay
 bench-record-replay: $(RNR) $(GUEST_BINS)
 	tools/bench-record-replay $(abspath $(RNR)) $(abspath $(GUEST_DIR))
+
+# `make bench`: memory high-water and time of every step at 1x, 4x and 16x
+# the length of a recording (tools/bench-memory; 16x >= 10^9 instructions).
+BENCH_TARGETS += bench-memory
+.PHONY: bench-memory
+bench-memory: $(RNR) $(GUEST_BINS)
+	tools/bench-memory $(abspath $(RNR)) $(abspath $(GUEST_DIR)) $(BENCH_MEMORY_BASE)
