@@ -37,7 +37,7 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
         rru_coh_access(h, d, line1, write, &t);
         if (line2 != line1)
             rru_coh_access(h, d, line2, write, &t);
-        rru_coh_trace(h, a, size, write, t);
+        rru_coh_trace(h, d, a, size, write, t);
     }
 
     const size_t off = a & (RRU_PAGE_SIZE - 1);

@@ -349,7 +349,8 @@ static inline int rru_amo_ptr(rru_hart *h, const rru_insn *d, uint64_t a, unsign
  * update; advances h->clock by the wait. TIME_OUT receives the access time. */
 void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, uint64_t *time_out);
 /* Trace hook of the machine (NULL if none). */
-void rru_coh_trace(rru_hart *h, uint64_t addr, unsigned size, int write, uint64_t time);
+void rru_coh_trace(rru_hart *h, const rru_insn *d, uint64_t addr, unsigned size, int write,
+                   uint64_t time);
 
 /* ---- register access helpers for bodies ---- */
 

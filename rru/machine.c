@@ -532,11 +532,17 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, ui
     *time_out = t;
 }
 
-void rru_coh_trace(rru_hart *h, uint64_t addr, unsigned size, int write, uint64_t time)
+void rru_coh_trace(rru_hart *h, const rru_insn *d, uint64_t addr, unsigned size, int write,
+                   uint64_t time)
 {
     rru_machine *m = h->mach;
-    if (m->trace)
-        m->trace(m->trace_ctx, h->core->idx, addr, size, write, time);
+    if (!m->trace)
+        return;
+    /* The hook counts retired instructions as the access hook does: up to
+     * the instruction D making the access (rru_machine_retired). */
+    h->cur_d = d;
+    m->trace(m->trace_ctx, h->core->idx, addr, size, write, time);
+    h->cur_d = NULL;
 }
 
 /* ---- unmapped memory ---- */
@@ -593,7 +599,7 @@ static int core_access(rru_machine *m, unsigned core, uint64_t addr, void *buf, 
             k = n;
         uint64_t t;
         rru_coh_access(h, NULL, line, write, &t);
-        rru_coh_trace(h, addr, (unsigned)k, write, t);
+        rru_coh_trace(h, NULL, addr, (unsigned)k, write, t);
         size_t off = addr & (RRU_PAGE_SIZE - 1);
         if (write) {
             memcpy(p->data + off, b, k);

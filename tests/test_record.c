@@ -232,6 +232,22 @@ START_TEST(record_orders_conflicts_with_many_cpus_and_small_windows)
 }
 END_TEST
 
+/* Chunks of 13 instructions end inside nearly every decoded block: the
+ * truth must number each access by the instruction that made it, not by
+ * the start of its block (a trace taken after the access hook once saw the
+ * block start, so the truth put accesses into the chunk before theirs and
+ * verify reported violations the log did not have). */
+START_TEST(record_truth_numbers_accesses_inside_blocks)
+{
+    const char *o[] = {"-n", "4", "--chunk-max", "13", "--seed", "1", NULL};
+    verify_all(&threaded[2], o);   /* barrier */
+    if (!slow_build()) {
+        verify_all(&threaded[3], o);   /* condvar */
+        verify_all(&threaded[5], o);   /* rwlock */
+    }
+}
+END_TEST
+
 /* Spawns `rnr record` on endless (4 threads, no end) into DIR without
  * waiting; returns its pid. Its output goes to /dev/null. */
 static pid_t spawn_endless(const char *dir)
@@ -404,6 +420,7 @@ TU_SUITE(record)
     tcase_add_loop_test(tc, record_orders_every_real_conflict_of_every_workload, 0,
                         (int)(sizeof threaded / sizeof threaded[0]));
     tcase_add_test(tc, record_orders_conflicts_with_many_cpus_and_small_windows);
+    tcase_add_test(tc, record_truth_numbers_accesses_inside_blocks);
     tc = tu_tcase(s, "bundle", 120);
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);
