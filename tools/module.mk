@@ -22,7 +22,6 @@ bench-suite: $(RNR) $(GUEST_BINS)
 	tools/bench-jobs bench $(RNR) $(GUEST_DIR) $(SUITE_BENCH_DIR)/raw > $(SUITE_BENCH_DIR)/jobs.txt
 	tools/bench-run-jobs $(SUITE_BENCH_DIR)/jobs.txt
 	tools/bench-report $(SUITE_BENCH_DIR)/raw $(BENCH_OUT)
-	@sed -n '/^## Headline/,/^## Against/p' $(BENCH_OUT)/REPORT.md | sed '$$d'
 
 # `make sweep`: the sensitivity sweeps (tools/bench-jobs sweep) on
 # SWEEP_JOBS job slots with GNU parallel, merged into $(SWEEP_OUT).
