@@ -137,7 +137,8 @@ bench: deps
 	$(MAKE) -j1 VARIANT=release bench-run
 
 bench-run: $(RNR) $(BENCH_TARGETS)
-	@echo "bench: done ($(words $(BENCH_TARGETS)) benchmarks)"
+	@echo "bench: done ($(words $(BENCH_TARGETS)) benchmarks); the headline of $(BENCH_OUT)/REPORT.md:"
+	@sed -n '/^| workload | instructions_M/,/^$$/p' $(BENCH_OUT)/REPORT.md
 
 sweep: deps
 	$(MAKE) guest
