@@ -16,7 +16,7 @@ $(RNR): $(tools_OBJS) $(ALL_LIBS)
 BENCH_OUT ?= bench
 SUITE_BENCH_DIR := $(BUILD)/bench-suite
 BENCH_TARGETS += bench-suite
-.PHONY: bench-suite sweep-run bench-selftest
+.PHONY: bench-suite sweep-run
 bench-suite: $(RNR) $(GUEST_BINS)
 	@rm -rf $(SUITE_BENCH_DIR) && mkdir -p $(SUITE_BENCH_DIR)/raw
 	tools/bench-jobs bench $(RNR) $(GUEST_DIR) $(SUITE_BENCH_DIR)/raw > $(SUITE_BENCH_DIR)/jobs.txt
@@ -33,11 +33,3 @@ sweep-run: $(RNR) $(GUEST_BINS)
 	tools/bench-jobs sweep $(RNR) $(GUEST_DIR) $(SWEEP_DIR)/raw > $(SWEEP_DIR)/jobs.txt
 	tools/bench-run-jobs -j $(SWEEP_JOBS) $(SWEEP_DIR)/jobs.txt
 	tools/bench-report $(SWEEP_DIR)/raw $(SWEEP_OUT)
-
-# The check of the report machinery (part of `make test` in the release
-# build): tiny job lists through tools/bench-job and tools/bench-report.
-bench-selftest: $(RNR) $(GUEST_BINS)
-	tests/bench-selftest $(abspath $(RNR)) $(abspath $(GUEST_DIR))
-ifeq ($(VARIANT),release)
-test: bench-selftest
-endif
