@@ -11,7 +11,9 @@
 # make valgrind   the unit tests under valgrind (leaks are errors)
 # make fuzz       every libFuzzer target for FUZZ_SECONDS each (clang)
 # make demo       the main job end to end (see README.md)
-# make bench      benchmarks (large inputs; not part of check)
+# make bench      benchmarks (large inputs; not part of check) and the suite
+#                 report bench/REPORT.md (docs/bench.md)
+# make sweep      sensitivity sweeps, report in bench/sweep/ (docs/bench.md)
 # make install PREFIX=/usr/local
 #
 # VARIANT=release|asan|tsan|fuzz|debug selects flags; objects go to build/VARIANT.
@@ -65,7 +67,7 @@ FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
 
 .DEFAULT_GOAL := all
-.PHONY: all check test asan tsan valgrind valgrind-run fuzz demo demo-run bench bench-run install install-check man clean deps guest
+.PHONY: all check test asan tsan valgrind valgrind-run fuzz demo demo-run bench bench-run sweep install install-check man clean deps guest
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -128,12 +130,19 @@ asan:
 tsan:
 	$(MAKE) VARIANT=tsan tsan-run
 
+# The benchmarks measure wall times: they run one at a time (-j1).
 bench: deps
 	$(MAKE) guest
-	$(MAKE) VARIANT=release bench-run
+	$(MAKE) VARIANT=release all
+	$(MAKE) -j1 VARIANT=release bench-run
 
 bench-run: $(RNR) $(BENCH_TARGETS)
-	@echo "bench: done ($(words $(BENCH_TARGETS)) benchmarks)"
+	@echo "bench: done ($(words $(BENCH_TARGETS)) benchmarks); the headline of $(BENCH_OUT)/REPORT.md:"
+	@sed -n '/^| workload | instructions_M/,/^$$/p' $(BENCH_OUT)/REPORT.md
+
+sweep: deps
+	$(MAKE) guest
+	$(MAKE) VARIANT=release sweep-run
 
 demo: deps
 	$(MAKE) guest

@@ -173,6 +173,12 @@ static uint64_t simulate(const graph *g, uint32_t w, uint64_t latency, const uin
 
 int metrics_compute(rnr_reader *r, uint64_t token_latency, dag_metrics *m, char *err, size_t errlen)
 {
+    return metrics_compute_on(r, token_latency, NULL, 0, m, err, errlen);
+}
+
+int metrics_compute_on(rnr_reader *r, uint64_t token_latency, const uint32_t *w, uint32_t nw,
+                       dag_metrics *m, char *err, size_t errlen)
+{
     memset(m, 0, sizeof *m);
     m->token_latency = token_latency;
     graph g;
@@ -214,12 +220,19 @@ int metrics_compute(rnr_reader *r, uint64_t token_latency, dag_metrics *m, char 
         }
         free(fill);
         uint32_t cpus = g.cpus;
-        for (uint32_t w = 1; m->nw < METRICS_MAX_W; w *= 2) {
-            uint32_t ww = w < cpus ? w : cpus;
-            m->workers[m->nw] = ww;
-            m->makespan[m->nw++] = simulate(&g, ww, token_latency, sstart, succ, lane_next);
-            if (ww == cpus)
-                break;
+        if (w && nw) {
+            for (uint32_t k = 0; k < nw && k < METRICS_MAX_W; k++) {
+                m->workers[m->nw] = w[k];
+                m->makespan[m->nw++] = simulate(&g, w[k], token_latency, sstart, succ, lane_next);
+            }
+        } else {
+            for (uint32_t k = 1; m->nw < METRICS_MAX_W; k *= 2) {
+                uint32_t ww = k < cpus ? k : cpus;
+                m->workers[m->nw] = ww;
+                m->makespan[m->nw++] = simulate(&g, ww, token_latency, sstart, succ, lane_next);
+                if (ww == cpus)
+                    break;
+            }
         }
         free(sstart);
         free(succ);

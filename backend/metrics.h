@@ -17,7 +17,8 @@ typedef struct dag_metrics {
     double parallelism;              /* instructions / critical path */
     uint64_t token_latency;          /* cycles a token takes, in the simulation */
     uint32_t nw;
-    uint32_t workers[METRICS_MAX_W]; /* W = 1, 2, 4, ..., and the recorded cpu count */
+    uint32_t workers[METRICS_MAX_W]; /* W = 1, 2, 4, ..., and the recorded cpu count,
+                                      * or the list given to metrics_compute_on */
     uint64_t makespan[METRICS_MAX_W];/* cycles to replay on W CPUs at 1 IPC */
 } dag_metrics;
 
@@ -28,5 +29,11 @@ typedef struct dag_metrics {
  * TOKEN_LATENCY cycles after its sender finished. 0, or -1 with err (read
  * error, or a log that cannot be replayed). */
 int metrics_compute(rnr_reader *r, uint64_t token_latency, dag_metrics *m, char *err, size_t errlen);
+/* The same with the simulated replay on the NW (1..METRICS_MAX_W) replay CPU
+ * counts W[i] (each >= 1; more than the recorded CPUs is allowed and runs
+ * like the recorded count, since a lane is sequential) instead of the
+ * default list. */
+int metrics_compute_on(rnr_reader *r, uint64_t token_latency, const uint32_t *w, uint32_t nw,
+                       dag_metrics *m, char *err, size_t errlen);
 
 #endif

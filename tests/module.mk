@@ -36,6 +36,16 @@ TIMEOUT_MULT_tsan    := 6
 test: $(TEST_BIN) $(RNR)
 	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=$(TIMEOUT_MULT_$(VARIANT)) $(TEST_BIN)
 
+# The check of `make bench` / `make sweep`'s machinery (docs/bench.md): tiny
+# job lists through tools/bench-job and tools/bench-report, in the release
+# build's `make test` only (it measures nothing; the sanitizers add nothing).
+.PHONY: bench-selftest
+bench-selftest: $(RNR) $(GUEST_BINS)
+	tests/bench-selftest $(abspath $(RNR)) $(abspath $(GUEST_DIR))
+ifeq ($(VARIANT),release)
+test: bench-selftest
+endif
+
 # The suites with threads of their own, under ThreadSanitizer (VARIANT=tsan):
 # the first report of a data race (or a lock-order inversion) fails the case.
 TSAN_SUITES := replay_engine replay

@@ -66,10 +66,71 @@ START_TEST(stats_of_an_initial_log_counts_reasons_and_the_fate_of_dependences)
 }
 END_TEST
 
+/* A MaxPar log on 4 CPUs: A (cpu 0, 100 instructions) sends a token to B
+ * (cpu 1, 50), C and D (cpus 2, 3, 100 each) are independent. Token
+ * latency 100. On 1 replay CPU: A, C, D back to back (0..300), B ready at
+ * 200 runs at 300: 350 cycles. On 2: A and C at 0, D at 100, B at 200
+ * (its token): 250. On 3: A, C, D at 0, B at 200: 250. On 4 or more: the
+ * same. With latency 0: on 1, B is still last (C and D have been runnable
+ * longer): 350; on 2, D and B at 100: 200; on 3: B at 100, 150. */
+static void write_final_log(const char *path)
+{
+    rnr_log_header h = {RNR_LOG_MAXPAR, 4, 1000, {0}};
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    uint32_t stv1[] = {1};
+    rnr_ptv_entry ptv0[] = {{0, 1}};
+    const rnr_final_chunk c[] = {
+        {0, 10, 100, 1, stv1, 0, NULL},   /* A */
+        {1, 11, 50, 0, NULL, 1, ptv0},    /* B */
+        {2, 12, 100, 0, NULL, 0, NULL},   /* C */
+        {3, 13, 100, 0, NULL, 0, NULL},   /* D */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        ck_assert_msg(rnr_writer_put_final(w, &c[i]) == 0, "%s", rnr_writer_error(w));
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+}
+
+START_TEST(stats_cpus_simulates_replay_on_the_listed_cpu_counts)
+{
+    char *dir = tu_tmpdir();
+    char *log = strdup(tu_path(dir, "maxpar.log"));
+    write_final_log(log);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"stats", log, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    expect_line(o.out, "\nreplay.cycles.w1: 350\nreplay.cycles.w2: 250\nreplay.cycles.w4: 250\n");
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"stats", "--cpus", "3,1", log, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    expect_line(o.out, "\nreplay.cycles.w3: 250\nreplay.cycles.w1: 350\n");
+    ck_assert_msg(strstr(o.out, "replay.cycles.w2") == NULL, "%s", o.out);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"stats", "--cpus", "1-3,8", "--token-latency", "0", log, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    expect_line(o.out, "\nreplay.cycles.w1: 350\nreplay.cycles.w2: 200\nreplay.cycles.w3: 150\n"
+                       "replay.cycles.w8: 150\n");
+    tu_output_free(&o);
+    const char *bad[] = {"0", "9-2", "1,,2", "x", "65", "1-17", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tu_rnr(&o, (const char *[]){"stats", "--cpus", bad[i], log, NULL});
+        ck_assert_msg(o.status == 2, "--cpus '%s': status %d", bad[i], o.status);
+        ck_assert_msg(strstr(o.err, "--cpus") != NULL, "--cpus '%s': %s", bad[i], o.err);
+        tu_output_free(&o);
+    }
+    tu_rmtree(dir);
+    free(dir);
+    free(log);
+}
+END_TEST
+
 TU_SUITE(stats)
 {
     Suite *s = suite_create("stats");
     TCase *tc = tu_tcase(s, "initial", 30);
     tcase_add_test(tc, stats_of_an_initial_log_counts_reasons_and_the_fate_of_dependences);
+    tc = tu_tcase(s, "replay_time", 30);
+    tcase_add_test(tc, stats_cpus_simulates_replay_on_the_listed_cpu_counts);
     return s;
 }

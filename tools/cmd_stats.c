@@ -15,7 +15,7 @@
 #include "tools/cli.h"
 
 const char cmd_stats_help[] =
-    "usage: rnr stats [--token-latency CYCLES] FILE|DIR\n"
+    "usage: rnr stats [--token-latency CYCLES] [--cpus LIST] FILE|DIR\n"
     "For a log FILE: its kind, records, threads, instructions, bytes (file,\n"
     "raw records, records compressed with zlib) and bits per kilo-instruction,\n"
     "one 'name: value' per line. For a recording bundle DIR: one row per log\n"
@@ -27,7 +27,9 @@ const char cmd_stats_help[] =
     "parallelism (instructions / critical path), and the simulated replay time in\n"
     "cycles on W = 1, 2, 4, ... up to the recorded CPU count replay CPUs at 1 IPC,\n"
     "a token taking --token-latency cycles (default 100) from sender to receiver\n"
-    "(docs/backend.md, \"Metrics\").\n"
+    "(docs/backend.md, \"Metrics\"). --cpus LIST simulates on the replay CPU\n"
+    "counts of LIST instead: numbers and ranges, e.g. 3 or 1,2,8 or 1-8 (each\n"
+    "1..64, at most 16 in all), printed in that order as replay.cycles.wN.\n"
     "Initial logs also get: chunks and instructions per CPU, the mean chunk\n"
     "size, the count of each termination reason, SV entries per chunk, and what\n"
     "MaxPar makes of the dependences (run in memory): tokens, Early ones (sent\n"
@@ -35,6 +37,9 @@ const char cmd_stats_help[] =
     "dumps a later chunk), ones dropped as implied by another, merged chunks.\n";
 
 static uint64_t token_latency = 100;
+/* --cpus: the replay CPU counts of the simulated replay (0 of them: the default list). */
+static uint32_t sim_cpus[METRICS_MAX_W];
+static uint32_t sim_ncpus;
 
 static int is_final(uint32_t kind)
 {
@@ -46,7 +51,7 @@ static int final_metrics(const char *path, dag_metrics *m, char *err, size_t err
     rnr_reader *r = rnr_reader_open(path, err, errlen);
     if (!r)
         return -1;
-    int rc = metrics_compute(r, token_latency, m, err, errlen);
+    int rc = metrics_compute_on(r, token_latency, sim_cpus, sim_ncpus, m, err, errlen);
     rnr_reader_close(r);
     return rc;
 }
@@ -238,6 +243,37 @@ static int stats_dir(const char *dir)
     return rc;
 }
 
+/* Parses the --cpus LIST ("3", "1,2,8", "1-8", "1-4,8") into sim_cpus. */
+static int parse_cpus(const char *list)
+{
+    sim_ncpus = 0;
+    const char *p = list;
+    for (;;) {
+        char *end;
+        unsigned long a = strtoul(p, &end, 10), b = a;
+        if (end == p || *p == '-' || *p == '+')
+            return cli_usage("stats", "--cpus: '%s' is not a list like 1,2,8 or 1-8", list);
+        if (*end == '-') {
+            const char *q = end + 1;
+            b = strtoul(q, &end, 10);
+            if (end == q || *q == '-' || *q == '+')
+                return cli_usage("stats", "--cpus: '%s' is not a list like 1,2,8 or 1-8", list);
+        }
+        if (a < 1 || b > 64 || a > b)
+            return cli_usage("stats", "--cpus: '%s': each count must be 1..64, ranges ascending", list);
+        for (unsigned long w = a; w <= b; w++) {
+            if (sim_ncpus == METRICS_MAX_W)
+                return cli_usage("stats", "--cpus: '%s': more than %d counts", list, METRICS_MAX_W);
+            sim_cpus[sim_ncpus++] = (uint32_t)w;
+        }
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return cli_usage("stats", "--cpus: '%s' is not a list like 1,2,8 or 1-8", list);
+        p = end + 1;
+    }
+}
+
 int cmd_stats(int argc, char **argv)
 {
     const char *path = NULL;
@@ -246,6 +282,11 @@ int cmd_stats(int argc, char **argv)
             if (i + 1 >= argc)
                 return cli_usage("stats", "--token-latency needs a value");
             if (cli_parse_u64("stats", "--token-latency", argv[++i], 0, 1ull << 40, &token_latency) < 0)
+                return RNR_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--cpus") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage("stats", "--cpus needs a value");
+            if (parse_cpus(argv[++i]) != 0)
                 return RNR_EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return cli_usage("stats", "unknown option '%s'", argv[i]);

@@ -10,12 +10,29 @@ $(RNR): $(tools_OBJS) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(tools_OBJS) $(ALL_LIBS) $(LDLIBS)
 
-# `make bench`: recording slowdown, log sizes, parallelism and replay time
-# per format (tools/bench-record-replay).
-BENCH_TARGETS += bench-record-replay
-.PHONY: bench-record-replay
-bench-record-replay: $(RNR) $(GUEST_BINS)
-	tools/bench-record-replay $(abspath $(RNR)) $(abspath $(GUEST_DIR))
+# `make bench`: the suite report (docs/bench.md): one full job per suite
+# workload (tools/bench-jobs bench), run one at a time (wall times), merged
+# by tools/bench-report into $(BENCH_OUT)/REPORT.md, results/*.csv, plots/.
+BENCH_OUT ?= bench
+SUITE_BENCH_DIR := $(BUILD)/bench-suite
+BENCH_TARGETS += bench-suite
+.PHONY: bench-suite sweep-run
+bench-suite: $(RNR) $(GUEST_BINS)
+	@rm -rf $(SUITE_BENCH_DIR) && mkdir -p $(SUITE_BENCH_DIR)/raw
+	tools/bench-jobs bench $(RNR) $(GUEST_DIR) $(SUITE_BENCH_DIR)/raw > $(SUITE_BENCH_DIR)/jobs.txt
+	tools/bench-run-jobs $(SUITE_BENCH_DIR)/jobs.txt
+	tools/bench-report $(SUITE_BENCH_DIR)/raw $(BENCH_OUT)
+
+# `make sweep`: the sensitivity sweeps (tools/bench-jobs sweep) on
+# SWEEP_JOBS job slots with GNU parallel, merged into $(SWEEP_OUT).
+SWEEP_OUT  ?= bench/sweep
+SWEEP_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SWEEP_DIR  := $(BUILD)/sweep
+sweep-run: $(RNR) $(GUEST_BINS)
+	@rm -rf $(SWEEP_DIR) && mkdir -p $(SWEEP_DIR)/raw
+	tools/bench-jobs sweep $(RNR) $(GUEST_DIR) $(SWEEP_DIR)/raw > $(SWEEP_DIR)/jobs.txt
+	tools/bench-run-jobs -j $(SWEEP_JOBS) $(SWEEP_DIR)/jobs.txt
+	tools/bench-report $(SWEEP_DIR)/raw $(SWEEP_OUT)
 
 # `make bench`: memory high-water and time of every step at 1x, 4x and 16x
 # the length of a recording (tools/bench-memory; 16x >= 10^9 instructions).
