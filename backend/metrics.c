@@ -114,6 +114,7 @@ typedef struct sim {
 
 typedef struct mctx {
     uint32_t cpus, nsim;
+    uint32_t lanes;             /* the recorded cpus; 1 for Serial and StSerial (one chain) */
     uint64_t latency, window;
     sim s[METRICS_MAX_W];
     mnode **last;               /* [lane] its last visited chunk, or NULL */
@@ -249,7 +250,7 @@ static void process_event(mctx *c, sim *s, uint64_t t)
 static uint64_t lower_bound(const mctx *c, const sim *s)
 {
     uint64_t lb = UINT64_MAX;
-    for (uint32_t l = 0; l < c->cpus; l++) {
+    for (uint32_t l = 0; l < c->lanes; l++) {
         const mnode *x = c->last[l];
         uint64_t v = !x ? 0 : x->st[s->k].done ? x->st[s->k].fin : UINT64_MAX;
         if (v < lb)
@@ -358,6 +359,7 @@ int metrics_compute_window(rnr_reader *r, uint64_t token_latency, uint64_t windo
     mctx c;
     memset(&c, 0, sizeof c);
     c.cpus = rnr_reader_header(r)->cpus;
+    c.lanes = rnr_log_kind_has_tokens(rnr_reader_header(r)->kind) ? c.cpus : 1;
     c.latency = token_latency;
     c.window = window;
     c.last = xcalloc(c.cpus, sizeof *c.last);
