@@ -111,7 +111,20 @@ struct engine {
     int debug;
     double t0;
     _Atomic uint64_t *received;     /* [from * lanes + to] tokens sent so far */
-    slot **pages;                   /* window slots by (seq % window) / SLOT_PAGE */
+    /* Window slots in pages of `page` slots: chunk seq lives in page
+     * seq / page, at ring[(seq / page) % nring]. The window spans at most
+     * nring pages, so a position is free again when its page is. Pages
+     * wholly behind the window's start go back to a free stack, and the
+     * reader takes from there before it allocates: the pages held follow
+     * how far the window is filled, not how long the log is. Only the
+     * reader installs and recycles pages, outside the lock: the workers
+     * look at slots in [base, nread) only, which are in installed pages
+     * the reader does not touch (docs/replayer.md, "Memory"). */
+    uint64_t page, nring;
+    slot **ring;
+    slot **free_pages;
+    uint64_t nfree, pages_allocated;
+    uint64_t page_old, page_next;   /* installed pages: [page_old, page_next) */
     worker *workers;
 
     _Atomic int stop;               /* set under the lock; read anywhere */
@@ -187,14 +200,7 @@ const char *rp_status_name(int status)
 
 static slot *slot_at(const engine *e, uint64_t seq)
 {
-    uint64_t i = seq % e->window;
-    return &e->pages[i / SLOT_PAGE][i % SLOT_PAGE];
-}
-
-static uint64_t page_slots(const engine *e, uint64_t page)
-{
-    uint64_t left = e->window - page * SLOT_PAGE;
-    return left < SLOT_PAGE ? left : SLOT_PAGE;
+    return &e->ring[seq / e->page % e->nring][seq % e->page];
 }
 
 /* Wakes every sleeping worker and the reader (the engine stops). Under
@@ -431,16 +437,36 @@ typedef struct reader_state {
     uint64_t *awaited;          /* [from * lanes + to] PTV sums so far */
 } reader_state;
 
-/* Copies record C as chunk SEQ into its (free) window slot. */
-static void fill(engine *e, reader_state *rs, uint64_t seq, const rnr_final_chunk *c, int serial)
+/* Installs the page of chunk SEQ (its first). Pages wholly below BASE
+ * (the window's start as the reader last saw it) are recycled first.
+ * Position: SEQ < BASE + window, so the pages in use lie in
+ * [BASE / page, SEQ / page], fewer than nring, and the page that last held
+ * SEQ's position, SEQ / page - nring, is below BASE / page: recycled. */
+static void install_page(engine *e, uint64_t seq, uint64_t base)
 {
-    uint64_t page = seq % e->window / SLOT_PAGE;
-    if (!e->pages[page]) {
-        /* Pages come as the window fills: a short log takes little. */
-        size_t bytes = page_slots(e, page) * sizeof **e->pages;
-        e->pages[page] = xalloc(NULL, bytes);
-        memset(e->pages[page], 0, bytes);
+    for (; e->page_old < e->page_next && e->page_old < base / e->page; e->page_old++) {
+        slot **pos = &e->ring[e->page_old % e->nring];
+        e->free_pages[e->nfree++] = *pos;
+        *pos = NULL;
     }
+    slot *p;
+    if (e->nfree) {
+        p = e->free_pages[--e->nfree];
+    } else {
+        p = xalloc(NULL, e->page * sizeof *p);
+        memset(p, 0, e->page * sizeof *p);
+        e->pages_allocated++;
+    }
+    e->ring[seq / e->page % e->nring] = p;
+    e->page_next = seq / e->page + 1;
+}
+
+/* Copies record C as chunk SEQ into its (free) window slot; BASE is the
+ * window's start as the reader last saw it. */
+static void fill(engine *e, reader_state *rs, uint64_t seq, uint64_t base, const rnr_final_chunk *c, int serial)
+{
+    if (seq / e->page == e->page_next)
+        install_page(e, seq, base);
     slot *s = slot_at(e, seq);
     uint32_t lane_id = serial ? 0 : c->cpu;
     s->c.seq = seq;
@@ -631,7 +657,7 @@ static void read_log(engine *e, rnr_reader *r, const rp_options *o, progress_clo
         rc = rnr_reader_next_final(r, &c);
         if (rc <= 0)
             break;
-        fill(e, &rs, next++, &c, serial);
+        fill(e, &rs, next++, base_seen, &c, serial);
         if (next - base_seen > out->peak_window)
             out->peak_window = next - base_seen;
         /* Hand on a batch, and always before a call that may wait on the
@@ -685,9 +711,11 @@ int rp_replay_reader(rnr_reader *r, const rp_options *opts, rp_exec_fn fn, void 
     e.received = xalloc(NULL, pairs * sizeof *e.received);
     for (size_t i = 0; i < pairs; i++)
         atomic_init(&e.received[i], 0);
-    uint64_t npages = (e.window + SLOT_PAGE - 1) / SLOT_PAGE;
-    e.pages = xalloc(NULL, npages * sizeof *e.pages);
-    memset(e.pages, 0, npages * sizeof *e.pages);
+    e.page = e.window < SLOT_PAGE ? e.window : SLOT_PAGE;
+    e.nring = (e.window + e.page - 1) / e.page + 1;
+    e.ring = xalloc(NULL, e.nring * sizeof *e.ring);
+    memset(e.ring, 0, e.nring * sizeof *e.ring);
+    e.free_pages = xalloc(NULL, e.nring * sizeof *e.free_pages);
     e.lane = xalloc(NULL, e.lanes * sizeof *e.lane);
     for (uint32_t q = 0; q < e.lanes; q++)
         e.lane[q] = (lane){ NONE, NONE, 0 };
@@ -756,14 +784,17 @@ int rp_replay_reader(rnr_reader *r, const rp_options *opts, rp_exec_fn fn, void 
 
     pthread_cond_destroy(&e.coord);
     pthread_mutex_destroy(&e.lock);
-    for (uint64_t i = 0; i < npages; i++) {
-        for (uint64_t k = 0; e.pages[i] && k < page_slots(&e, i); k++) {
-            free(e.pages[i][k].wait);
-            free(e.pages[i][k].stv);
+    out->slot_pages = e.pages_allocated;
+    for (uint64_t i = 0; i < e.nring + e.nfree; i++) {
+        slot *p = i < e.nring ? e.ring[i] : e.free_pages[i - e.nring];
+        for (uint64_t k = 0; p && k < e.page; k++) {
+            free(p[k].wait);
+            free(p[k].stv);
         }
-        free(e.pages[i]);
+        free(p);
     }
-    free(e.pages);
+    free(e.ring);
+    free(e.free_pages);
     free(e.received);
     free(e.lane);
     free(e.ready);

@@ -13,7 +13,7 @@
 #include "formats/log.h"
 
 #define RP_MSG_MAX 1024u            /* room for any message of the engine */
-#define RP_WINDOW_DEFAULT (64u << 10) /* chunks read ahead and not finished */
+#define RP_WINDOW_DEFAULT 4096u     /* chunks read ahead and not finished */
 
 /* One chunk of a final log as the engine hands it out. */
 typedef struct rp_chunk {
@@ -62,6 +62,7 @@ typedef struct rp_result {
     uint64_t instructions;      /* their instructions */
     uint64_t tokens;            /* tokens sent */
     uint64_t peak_window;       /* most chunks held at once (<= window) */
+    uint64_t slot_pages;        /* pages of window slots allocated (they are recycled) */
     double wall_seconds;
     double busy_seconds_sum;    /* sum over workers of the time inside the exec function */
     int status;                 /* rp_status */

@@ -247,6 +247,79 @@ START_TEST(props_verify_memory_is_flat_on_a_ten_times_longer_log)
 }
 END_TEST
 
+/* The tokens in flight of a topological final log's walk: after each
+ * chunk, the tokens sent so far minus those awaited so far (docs/backend.md,
+ * "Memory while a CPU stays idle"); the most of them over the log. */
+static uint64_t tokens_in_flight_bound(const rnr_membuf *log)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(log->data, log->len, "final"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_final_chunk c;
+    uint64_t sent = 0, awaited = 0, peak = 0;
+    int rc;
+    while ((rc = rnr_reader_next_final(r, &c)) == 1) {
+        for (uint32_t i = 0; i < c.nptv; i++)
+            awaited += c.ptv[i].count;
+        sent += c.nstv;
+        if (sent - awaited > peak)
+            peak = sent - awaited;
+    }
+    ck_assert_int_eq(rc, 0);
+    rnr_reader_close(r);
+    return peak;
+}
+
+/* A CPU that runs no thread for the whole recording (only OS activity the
+ * others' RRUs see as dependences to it) receives a token for each of
+ * them, Early ones its next chunk would await, and it never dumps one.
+ * The walks under stitch, serial and the metrics hold exactly the stated
+ * bound of tokens in flight: the most tokens sent by a prefix of the log
+ * and not awaited in it. It grows with the idle stretch (the log ten times
+ * longer holds several times more), which is why it is stated, not
+ * bounded. */
+START_TEST(props_tokens_in_flight_to_an_idle_cpu_are_the_stated_bound)
+{
+    uint64_t bound[2];
+    for (int k = 0; k < 2; k++) {
+        synth_config c;
+        synth_config_default(&c, 4);
+        c.seed = tu_seed(4242);
+        c.threads = 3;
+        c.os_cpus = 1;
+        c.os_rate = 2;
+        c.insns = k ? 1000000 : 100000;
+        c.rru.msp = 8000;
+        c.rru.chunk_max = 2000;
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        pass_summary s_mp, s_st, s_se, s_sts;
+        rnr_membuf mp = pass(PASS_MAXPAR, &in, &s_mp, c.seed), st = pass(PASS_STITCH, &mp, &s_st, c.seed);
+        rnr_membuf se = pass(PASS_SERIAL, &mp, &s_se, c.seed), sts = pass(PASS_SERIAL, &st, &s_sts, c.seed);
+        uint64_t b_mp = tokens_in_flight_bound(&mp), b_st = tokens_in_flight_bound(&st);
+        ck_assert_uint_eq(s_st.dag.peak_tokens, b_mp);
+        ck_assert_uint_eq(s_se.dag.peak_tokens, b_mp);
+        ck_assert_uint_eq(s_sts.dag.peak_tokens, b_st);
+        ck_assert_uint_eq(s_st.dag.peak_waiting, 0);
+        dag_metrics m = metrics(&mp);
+        ck_assert_uint_eq(m.peak_tokens, b_mp);
+        bound[k] = b_mp;
+        truth_free(&truth);
+        free(in.data);
+        free(mp.data);
+        free(st.data);
+        free(se.data);
+        free(sts.data);
+    }
+    printf("tokens in flight to an idle cpu: %llu, on a log ten times longer %llu\n",
+           (unsigned long long)bound[0], (unsigned long long)bound[1]);
+    ck_assert_uint_gt(bound[0], 50);
+    ck_assert_uint_ge(bound[1], 5 * bound[0]);
+}
+END_TEST
+
 /* ---- `rnr maxpar - -` fed by a slow producer ----
  * The producer writes the initial log in batches and, before each next
  * batch, waits until the reader of MaxPar's output has seen as many
@@ -422,6 +495,7 @@ TU_SUITE(backend_props)
     tc = tu_tcase(s, "stream", 60);
     tcase_add_test(tc, props_maxpar_memory_is_flat_on_a_ten_times_longer_log);
     tcase_add_test(tc, props_verify_memory_is_flat_on_a_ten_times_longer_log);
+    tcase_add_test(tc, props_tokens_in_flight_to_an_idle_cpu_are_the_stated_bound);
     tcase_add_test(tc, props_maxpar_streams_from_a_slow_producer_through_pipes);
     return s;
 }

@@ -15,7 +15,7 @@
 
 const char cmd_replay_help[] =
     "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial] [--program PATH]\n"
-    "                  [--quiet] DIR\n"
+    "                  [--window CHUNKS] [--quiet] DIR\n"
     "Replays the recording bundle DIR from its final log of FORMAT (default\n"
     "maxpar; run `rnr backend DIR` or record with --backend first) on W worker\n"
     "threads (default: the host's cores; at most the recorded CPU count), any\n"
@@ -28,6 +28,8 @@ const char cmd_replay_help[] =
     "  --format F       maxpar, stitched, serial or stserial\n"
     "  --program PATH   the program to run (default: the bundle's copy); it must\n"
     "                   have the recorded SHA-256\n"
+    "  --window CHUNKS  chunks read ahead of the oldest unfinished one, at most\n"
+    "                   (memory; default 4096)\n"
     "  --quiet          print neither the guest's output nor the summary\n"
     "Exit status: 0 the replay reproduced the recording; 1 it diverged (the\n"
     "first chunk that differs is named) or the logs cannot be replayed\n"
@@ -53,16 +55,20 @@ static int run_chunk(void *ctx, unsigned w, const rp_chunk *c, char *msg, size_t
 int cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *format = "maxpar", *program = NULL;
-    uint64_t workers = 0;
+    uint64_t workers = 0, window = RP_WINDOW_DEFAULT;
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0) {
+        if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
+            strcmp(a, "--window") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("replay", "option %s needs an argument", a);
             const char *v = argv[++i];
             if (a[1] == 'j') {
                 if (cli_parse_u64("replay", a, v, 1, 4096, &workers) < 0)
+                    return RNR_EXIT_USAGE;
+            } else if (a[2] == 'w') {
+                if (cli_parse_u64("replay", a, v, 1, 1u << 30, &window) < 0)
                     return RNR_EXIT_USAGE;
             } else if (a[2] == 'f') {
                 format = v;
@@ -119,6 +125,7 @@ int cmd_replay(int argc, char **argv)
     rp_options ro;
     memset(&ro, 0, sizeof ro);
     ro.workers = (unsigned)workers;
+    ro.window = window;
     ro.progress = progress ? on_progress : NULL;
     ro.progress_ctx = &total;
     rp_replay_reader(r, &ro, run_chunk, x, &res);

@@ -48,12 +48,7 @@ static int is_final(uint32_t kind)
 
 static int final_metrics(const char *path, dag_metrics *m, char *err, size_t errlen)
 {
-    rnr_reader *r = rnr_reader_open(path, err, errlen);
-    if (!r)
-        return -1;
-    int rc = metrics_compute_on(r, token_latency, sim_cpus, sim_ncpus, m, err, errlen);
-    rnr_reader_close(r);
-    return rc;
+    return metrics_compute_file(path, token_latency, METRICS_WINDOW, sim_cpus, sim_ncpus, m, err, errlen);
 }
 
 static void print_metrics(const dag_metrics *m)

@@ -1,0 +1,362 @@
+/* tests/test_metrics.c: the replay metrics computed while the log streams
+ * (backend/metrics.c) against a list schedule written here from its
+ * definition over the whole DAG; the window that is given up when a chunk
+ * shows the simulation ran ahead wrongly; and memory that follows the
+ * chunks in flight, not the log's length. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/dag.h"
+#include "backend/metrics.h"
+#include "backend/passes.h"
+#include "backend/synth.h"
+#include "tests/testutil.h"
+
+/* ---- the reference: the whole DAG, then the schedule by definition ---- */
+
+typedef struct rgraph {
+    uint64_t n, cap;
+    uint64_t *cs;
+    uint32_t *lane;
+    uint64_t *lane_prev;        /* walk index + 1, 0 = none */
+    uint64_t **pred;            /* token predecessors (walk indices) */
+    uint32_t *npred;
+    uint64_t last[64];
+} rgraph;
+
+static int collect(void *ctx, const dag_node *nd, uint64_t out[2])
+{
+    rgraph *g = ctx;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 256;
+        g->cs = realloc(g->cs, g->cap * sizeof *g->cs);
+        g->lane = realloc(g->lane, g->cap * sizeof *g->lane);
+        g->lane_prev = realloc(g->lane_prev, g->cap * sizeof *g->lane_prev);
+        g->pred = realloc(g->pred, g->cap * sizeof *g->pred);
+        g->npred = realloc(g->npred, g->cap * sizeof *g->npred);
+    }
+    uint64_t i = g->n++;
+    g->cs[i] = nd->c->cs;
+    g->lane[i] = nd->c->cpu;
+    g->lane_prev[i] = g->last[nd->c->cpu];
+    g->last[nd->c->cpu] = i + 1;
+    g->npred[i] = nd->npred;
+    g->pred[i] = malloc((nd->npred + 1) * sizeof **g->pred);
+    for (uint32_t k = 0; k < nd->npred; k++)
+        g->pred[i][k] = nd->pred[k].value[0];
+    out[0] = i;
+    out[1] = 0;
+    return 0;
+}
+
+static void rgraph_free(rgraph *g)
+{
+    for (uint64_t i = 0; i < g->n; i++)
+        free(g->pred[i]);
+    free(g->cs);
+    free(g->lane);
+    free(g->lane_prev);
+    free(g->pred);
+    free(g->npred);
+}
+
+/* At every event time t, chunks finishing at t finish, then each idle CPU
+ * takes the chunk with the smallest (ready, walk index) among those whose
+ * predecessors are done and ready <= t. Quadratic, by design. */
+static uint64_t ref_makespan(const rgraph *g, uint32_t w, uint64_t lat)
+{
+    uint64_t n = g->n, now = 0, done = 0, end = 0;
+    uint8_t *state = calloc(n + 1, 1);          /* 0 waiting, 1 running, 2 done */
+    uint64_t *fin = calloc(n + 1, sizeof *fin), *ready = calloc(n + 1, sizeof *ready);
+    uint32_t idle = w;
+    while (done < n) {
+        for (uint64_t i = 0; i < n; i++) {
+            if (state[i] != 1 || fin[i] > now)
+                continue;
+            state[i] = 2;
+            done++;
+            idle++;
+            if (fin[i] > end)
+                end = fin[i];
+        }
+        uint64_t next = UINT64_MAX;
+        for (;;) {
+            uint64_t best = UINT64_MAX;
+            for (uint64_t i = 0; i < n; i++) {
+                if (state[i] != 0)
+                    continue;
+                uint64_t r = 0;
+                int ok = 1;
+                if (g->lane_prev[i]) {
+                    ok &= state[g->lane_prev[i] - 1] == 2;
+                    r = fin[g->lane_prev[i] - 1];
+                }
+                for (uint32_t k = 0; k < g->npred[i] && ok; k++) {
+                    ok &= state[g->pred[i][k]] == 2;
+                    if (fin[g->pred[i][k]] + lat > r)
+                        r = fin[g->pred[i][k]] + lat;
+                }
+                if (!ok)
+                    continue;
+                ready[i] = r;
+                if (r > now) {
+                    if (r < next)
+                        next = r;
+                    continue;
+                }
+                if (best == UINT64_MAX || r < ready[best])
+                    best = i;
+            }
+            if (!idle || best == UINT64_MAX)
+                break;
+            state[best] = 1;
+            fin[best] = now + g->cs[best];
+            idle--;
+        }
+        if (!idle)
+            next = UINT64_MAX;
+        for (uint64_t i = 0; i < n; i++)
+            if (state[i] == 1 && fin[i] < next)
+                next = fin[i];
+        if (next == UINT64_MAX)
+            break;
+        now = next;
+    }
+    free(state);
+    free(fin);
+    free(ready);
+    return end;
+}
+
+static uint64_t ref_critical_path(const rgraph *g)
+{
+    uint64_t *path = calloc(g->n + 1, sizeof *path), best = 0;
+    for (uint64_t i = 0; i < g->n; i++) {
+        uint64_t s = g->lane_prev[i] ? path[g->lane_prev[i] - 1] : 0;
+        for (uint32_t k = 0; k < g->npred[i]; k++)
+            if (path[g->pred[i][k]] > s)
+                s = path[g->pred[i][k]];
+        path[i] = s + g->cs[i];
+        if (path[i] > best)
+            best = path[i];
+    }
+    free(path);
+    return best;
+}
+
+static rnr_reader *open_mem(const rnr_membuf *log)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(log->data, log->len, "final"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    return r;
+}
+
+static int metrics_of(const rnr_membuf *log, uint64_t lat, uint64_t window, dag_metrics *m)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = open_mem(log);
+    int rc = metrics_compute_window(r, lat, window, m, err, sizeof err);
+    ck_assert_msg(rc >= 0, "%s", err);
+    rnr_reader_close(r);
+    return rc;
+}
+
+static void expect_same(const dag_metrics *a, const dag_metrics *b, const char *what)
+{
+    ck_assert_msg(a->chunks == b->chunks && a->instructions == b->instructions && a->tokens == b->tokens &&
+                  a->critical_path == b->critical_path && a->nw == b->nw, "%s: counts differ", what);
+    for (uint32_t i = 0; i < a->nw; i++)
+        ck_assert_msg(a->workers[i] == b->workers[i] && a->makespan[i] == b->makespan[i],
+                      "%s: w%u %llu against %llu", what, a->workers[i], (unsigned long long)a->makespan[i],
+                      (unsigned long long)b->makespan[i]);
+}
+
+static rnr_membuf pass(pass_kind k, const rnr_membuf *in)
+{
+    rnr_membuf out;
+    pass_summary s;
+    char err[RNR_ERR_MAX];
+    ck_assert_msg(pass_run_memory(k, in->data, in->len, &out, NULL, &s, err, sizeof err) == 0, "%s", err);
+    return out;
+}
+
+static void random_config(synth_config *c, uint64_t *rng)
+{
+    uint32_t cpus = 2 + (uint32_t)tu_below(rng, 7);
+    synth_config_default(c, cpus);
+    c->seed = tu_rand(rng);
+    c->threads = 1 + (uint32_t)tu_below(rng, cpus + 2);
+    c->os_cpus = (uint32_t)tu_below(rng, 2);
+    if (c->threads <= c->os_cpus)
+        c->threads = c->os_cpus + 1;
+    c->insns = 1000 + tu_below(rng, 6000);
+    c->shared_lines = 2 + (uint32_t)tu_below(rng, 40);
+    c->sharing = 0.001 + 0.04 * (double)tu_below(rng, 100) / 100.0;
+    c->quantum = tu_below(rng, 2) ? 200 + tu_below(rng, 2000) : 0;
+    c->block_rate = tu_below(rng, 3) == 0 ? 0.005 : 0;
+    c->syscall_rate = 0.2 * (double)tu_below(rng, 3);
+    c->rru.chunk_max = 50 + tu_below(rng, 1000);
+    c->rru.msp = 800 + tu_below(rng, 6000);
+}
+
+/* Every format of random recordings (idle CPUs, more threads than CPUs,
+ * preemption): the streaming critical path and schedules equal the
+ * reference's, for several token latencies; with small windows the result
+ * is the same or given up, never different. */
+START_TEST(metrics_stream_equals_the_whole_dag_schedule)
+{
+    uint64_t rng = tu_seed(0x3e7c5) + (uint64_t)_i * 104729;
+    int given_up = 0, kept = 0;
+    for (int round = 0; round < 12; round++) {
+        synth_config c;
+        random_config(&c, &rng);
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        rnr_membuf logs[4];
+        logs[0] = pass(PASS_MAXPAR, &in);
+        logs[1] = pass(PASS_STITCH, &logs[0]);
+        logs[2] = pass(PASS_SERIAL, &logs[0]);
+        logs[3] = pass(PASS_SERIAL, &logs[1]);
+        for (int f = 0; f < 4; f++) {
+            rgraph g;
+            memset(&g, 0, sizeof g);
+            char err[RNR_ERR_MAX];
+            dag_result dr;
+            rnr_reader *r = open_mem(&logs[f]);
+            ck_assert_msg(dag_walk(r, collect, &g, &dr, err, sizeof err) == 0 && !dr.stuck, "%s", err);
+            rnr_reader_close(r);
+            static const uint64_t lats[] = { 0, 100, 3000 };
+            for (size_t li = 0; li < sizeof lats / sizeof lats[0]; li++) {
+                dag_metrics m;
+                ck_assert_int_eq(metrics_of(&logs[f], lats[li], 0, &m), 0);
+                ck_assert_uint_eq(m.chunks, g.n);
+                ck_assert_uint_eq(m.critical_path, ref_critical_path(&g));
+                for (uint32_t k = 0; k < m.nw; k++) {
+                    uint64_t want = ref_makespan(&g, m.workers[k], lats[li]);
+                    ck_assert_msg(m.makespan[k] == want, "case %d round %d format %d latency %llu w%u: %llu, "
+                                  "reference %llu", _i, round, f, (unsigned long long)lats[li], m.workers[k],
+                                  (unsigned long long)m.makespan[k], (unsigned long long)want);
+                }
+                static const uint64_t windows[] = { 1, 3, 16 };
+                for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+                    dag_metrics mw;
+                    if (metrics_of(&logs[f], lats[li], windows[wi], &mw) == 1) {
+                        given_up++;
+                        continue;
+                    }
+                    kept++;
+                    expect_same(&mw, &m, "window");
+                }
+            }
+            rgraph_free(&g);
+            free(logs[f].data);
+        }
+        truth_free(&truth);
+        free(in.data);
+    }
+    /* Both outcomes occur: the check can fail, and a window can hold. */
+    ck_assert_int_gt(given_up, 0);
+    ck_assert_int_gt(kept, 0);
+}
+END_TEST
+
+/* A final log built by hand: cpu 0 runs a long chain; cpu 1's only chunk,
+ * with no predecessor, comes last in the log. Every simulation must run
+ * it at time 0 beside cpu 0's first chunk, so a simulation that ran ahead
+ * (a window of 2) must give up, and metrics_compute_file, reading again
+ * without the window, gets the exact answer. */
+START_TEST(metrics_gives_up_a_window_when_a_late_chunk_was_ready_long_ago)
+{
+    char *dir = tu_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/late.log", dir);
+    rnr_log_header h = { RNR_LOG_MAXPAR, 2, 0, {0} };
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    for (int i = 0; i < 100; i++) {
+        rnr_final_chunk c = { 0, 1, 10, 0, NULL, 0, NULL };
+        ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+    }
+    rnr_final_chunk late = { 1, 2, 500, 0, NULL, 0, NULL };
+    ck_assert_int_eq(rnr_writer_put_final(w, &late), 0);
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+
+    rnr_reader *r = rnr_reader_open(path, err, sizeof err);
+    dag_metrics m;
+    ck_assert_int_eq(metrics_compute_window(r, 100, 2, &m, err, sizeof err), 1);
+    rnr_reader_close(r);
+    ck_assert_msg(metrics_compute_file(path, 100, 2, NULL, 0, &m, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(m.window_given_up, 1);
+    ck_assert_uint_eq(m.critical_path, 1000);
+    ck_assert_uint_eq(m.nw, 2);
+    ck_assert_uint_eq(m.makespan[0], 1500);     /* one CPU: all of it */
+    ck_assert_uint_eq(m.makespan[1], 1000);     /* two: side by side from 0 */
+    /* Without running ahead the same log is exact and held whole: cpu 1's
+     * lane, never seen, keeps every simulation at time 0. */
+    ck_assert_msg(metrics_compute_file(path, 100, 0, NULL, 0, &m, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(m.window_given_up, 0);
+    ck_assert_uint_eq(m.makespan[1], 1000);
+    ck_assert_uint_eq(m.peak_chunks, 101);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The simulations hold the chunks they cannot decide yet, not the log:
+ * on a recording ten times longer (every CPU busy) the most chunks held at
+ * once stays the same within the noise, and is a small part of the log,
+ * for MaxPar, Stitched and Serial (one chain: its lane is the only one).
+ * Holding the DAG whole fails both assertions. */
+START_TEST(metrics_memory_is_flat_on_a_ten_times_longer_log)
+{
+    uint64_t peak[2], chunks[2];
+    for (int k = 0; k < 2; k++) {
+        synth_config c;
+        synth_config_default(&c, 8);
+        c.seed = tu_seed(91);
+        c.insns = k ? 2400000 : 200000;
+        c.rru.msp = 8000;
+        c.rru.chunk_max = 2000;
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        rnr_membuf mp = pass(PASS_MAXPAR, &in), st = pass(PASS_STITCH, &mp), se = pass(PASS_SERIAL, &mp);
+        dag_metrics a, b, d;
+        ck_assert_int_eq(metrics_of(&mp, 100, 0, &a), 0);
+        ck_assert_int_eq(metrics_of(&st, 100, 0, &b), 0);
+        ck_assert_int_eq(metrics_of(&se, 100, 0, &d), 0);
+        peak[k] = a.peak_chunks > b.peak_chunks ? a.peak_chunks : b.peak_chunks;
+        if (d.peak_chunks > peak[k])
+            peak[k] = d.peak_chunks;
+        chunks[k] = a.chunks;
+        truth_free(&truth);
+        free(in.data);
+        free(mp.data);
+        free(st.data);
+        free(se.data);
+    }
+    printf("metrics: %llu chunks: peak %llu held; %llu chunks: %llu held\n", (unsigned long long)chunks[0],
+           (unsigned long long)peak[0], (unsigned long long)chunks[1], (unsigned long long)peak[1]);
+    ck_assert_uint_ge(chunks[1], 10 * chunks[0]);
+    ck_assert_msg(peak[1] <= peak[0] + peak[0] / 2 + 16, "held %llu on %llu chunks, %llu on %llu",
+                  (unsigned long long)peak[0], (unsigned long long)chunks[0], (unsigned long long)peak[1],
+                  (unsigned long long)chunks[1]);
+    ck_assert_uint_lt(peak[1] * 10, chunks[1]);
+}
+END_TEST
+
+TU_SUITE(metrics)
+{
+    Suite *s = suite_create("metrics");
+    TCase *tc = tu_tcase(s, "metrics", 120);
+    tcase_add_loop_test(tc, metrics_stream_equals_the_whole_dag_schedule, 0, 4);
+    tcase_add_test(tc, metrics_gives_up_a_window_when_a_late_chunk_was_ready_long_ago);
+    tcase_add_test(tc, metrics_memory_is_flat_on_a_ten_times_longer_log);
+    return s;
+}
