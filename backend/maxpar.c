@@ -383,7 +383,8 @@ static void work_add(maxpar *m, uint32_t p)
 {
     if (!m->px[p].in_work) {
         m->px[p].in_work = 1;
-        m->work[(m->work_head + m->nwork++) % m->cpus] = p;
+        uint32_t i = m->work_head + m->nwork++;
+        m->work[i < m->cpus ? i : i - m->cpus] = p;   /* nwork <= cpus: one wrap at most */
     }
 }
 
@@ -582,7 +583,8 @@ static int trim(maxpar *m)
         work_add(m, p);
     while (m->nwork) {
         uint32_t p = m->work[m->work_head];
-        m->work_head = (m->work_head + 1) % m->cpus;
+        if (++m->work_head == m->cpus)
+            m->work_head = 0;
         m->nwork--;
         proxy *x = &m->px[p];
         x->in_work = 0;
