@@ -60,34 +60,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INLINE_SV 4
+#define INLINE_SV 8
 #define INLINE_PTV 4
 #define BOUND_MAX (UINT64_MAX - 1)   /* "only at the end of the log" */
 
+/* An open chunk. It lives in its proxy's ring, at the slot of its sequence
+ * number (the how-many-th chunk of its cpu it is), and is named by that
+ * number elsewhere. The ring moves chunks when it grows, so a chunk holds
+ * no pointer into itself: its arrays are inline, or in a spill buffer
+ * (room for cpus - 1 entries, recycled) once they outgrow the inline room. */
 typedef struct mp_chunk {
-    uint32_t cpu, tid;
     uint64_t ts, cs;
     uint64_t bound;          /* may be written once H > bound */
+    uint32_t tid;
     uint32_t pending;        /* resolved in-edges whose source is not written yet */
-    uint32_t nsv, nptv, ptv_cap;
-    rnr_sv_entry *sv;        /* its dependences, cpus ascending */
-    rnr_ptv_entry *ptv;      /* tokens it awaits (unsorted while open) */
-    rnr_sv_entry sv_inline[INLINE_SV];
+    uint16_t nsv, nptv;      /* < RNR_MAX_CPUS */
+    uint16_t sv_inline[INLINE_SV];       /* the cpus of its SV, ascending */
     rnr_ptv_entry ptv_inline[INLINE_PTV];
-    struct mp_chunk *next_free;
+    uint16_t *sv_spill;                  /* the SV cpus when nsv > INLINE_SV */
+    rnr_ptv_entry *ptv_spill;            /* the PTV when nptv > INLINE_PTV (unsorted while open) */
 } mp_chunk;
 
-/* An edge of a waiting list: SRC's dependence at time T; DST once known. */
+/* An edge of a waiting list: the dependence at time T of the source cpu's
+ * chunk number SRC; DST, the number of its destination on the list's
+ * proxy, is valid for the list's entries [0, resolved).
+ * Sequence numbers are 32 bits and wrap: only open chunks are ever named,
+ * and fewer than 2^32 chunks of a cpu are open at once, so they stay
+ * distinct (and ring slots are seq & mask, the same for the wrapped value). */
 typedef struct mp_edge {
-    mp_chunk *src, *dst;
     uint64_t t;
+    uint32_t src, dst;
 } mp_edge;
 
 /* The waiting list of proxy q for source cpu p: a ring of edges, oldest
  * source first; entries [0, resolved) have their destination. */
 typedef struct waiting_list {
-    mp_edge *e;
-    uint32_t head, n, cap, resolved;
+    mp_edge *e;              /* NULL until the first edge */
+    uint32_t head, n, mask, resolved;
 } waiting_list;
 
 /* The C0 of the merge: the last chunk of a CPU, held back while it has no
@@ -100,9 +109,10 @@ typedef struct held_chunk {
 } held_chunk;
 
 typedef struct proxy {
-    mp_chunk **open;         /* ring of open chunks, TS nondecreasing */
-    uint64_t head, n, cap;
-    waiting_list **waiting;  /* [cpus], allocated on first use */
+    mp_chunk *ring;          /* open chunks, TS nondecreasing: number s at ring[s & mask] */
+    uint32_t mask;
+    uint32_t head, n;        /* number of the oldest open chunk; open chunks */
+    waiting_list *waiting;   /* [cpus], allocated on first use */
     uint32_t *early;         /* [cpus] Early Token Vector, allocated on first use */
     uint64_t *early_t;       /* [cpus] latest dependence time behind the early tokens */
     uint64_t *unresolved;    /* bitset of source cpus with unresolved entries here */
@@ -119,7 +129,8 @@ struct maxpar {
     proxy *px;
     maxpar_emit_fn emit;
     void *emit_ctx;
-    mp_chunk *free_chunks;
+    void *spill_free;        /* recycled spill buffers, linked through their first word */
+    size_t spill_size;
     uint32_t *work;          /* ring: cpus whose head may be writable, in the order found */
     uint32_t work_head, nwork;
     uint32_t *stv_buf;       /* scratch for a chunk's STV */
@@ -127,8 +138,6 @@ struct maxpar {
     maxpar_stats st;
     char error[RNR_ERR_MAX];
 };
-
-
 
 static void account(maxpar *m, int64_t delta)
 {
@@ -158,6 +167,23 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 static inline void bit_set(uint64_t *b, uint32_t i) { b[i >> 6] |= 1ull << (i & 63); }
 static inline void bit_clear(uint64_t *b, uint32_t i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 
+static void *spill_get(maxpar *m)
+{
+    void *b = m->spill_free;
+    if (b) {
+        memcpy(&m->spill_free, b, sizeof(void *));
+        return b;
+    }
+    account(m, (int64_t)m->spill_size);
+    return xmalloc(m->spill_size);
+}
+
+static void spill_put(maxpar *m, void *b)
+{
+    memcpy(b, &m->spill_free, sizeof(void *));
+    m->spill_free = b;
+}
+
 maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
 {
     maxpar *m = xcalloc(1, sizeof *m);
@@ -167,11 +193,13 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->trim_every = msp / 16 ? msp / 16 : 1;
     m->emit = emit;
     m->emit_ctx = ctx;
+    /* Room for cpus - 1 PTV entries, or SV cpus, or the free-list link. */
+    m->spill_size = (cpus > 2 ? cpus - 1 : 1) * sizeof(rnr_ptv_entry);
     m->px = xcalloc(cpus, sizeof *m->px);
     for (uint32_t p = 0; p < cpus; p++) {
         proxy *x = &m->px[p];
-        x->cap = 16;
-        x->open = xmalloc(x->cap * sizeof *x->open);
+        x->mask = 15;
+        x->ring = xmalloc((x->mask + 1) * sizeof *x->ring);
         x->unresolved = xcalloc(m->words, sizeof *x->unresolved);
         x->early_set = xcalloc(m->words, sizeof *x->early_set);
         x->held.stv = xmalloc(cpus * sizeof *x->held.stv);
@@ -179,10 +207,15 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     }
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
-    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk *) +
+    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) +
                                              2 * cpus * sizeof(uint32_t) + 16 * m->words)));
     return m;
 }
+
+static mp_chunk *chunk_at(const proxy *x, uint32_t seq) { return &x->ring[seq & x->mask]; }
+static mp_chunk *open_at(const proxy *x, uint32_t i) { return chunk_at(x, x->head + i); }
+static uint16_t *sv_cpus(mp_chunk *c) { return c->nsv > INLINE_SV ? c->sv_spill : c->sv_inline; }
+static rnr_ptv_entry *ptv_of(mp_chunk *c) { return c->nptv > INLINE_PTV ? c->ptv_spill : c->ptv_inline; }
 
 void maxpar_free(maxpar *m)
 {
@@ -190,21 +223,17 @@ void maxpar_free(maxpar *m)
         return;
     for (uint32_t p = 0; p < m->cpus; p++) {
         proxy *x = &m->px[p];
-        for (uint64_t i = 0; i < x->n; i++) {
-            mp_chunk *c = x->open[(x->head + i) & (x->cap - 1)];
-            if (c->sv != c->sv_inline)
-                free(c->sv);
-            if (c->ptv != c->ptv_inline)
-                free(c->ptv);
-            free(c);
+        for (uint32_t i = 0; i < x->n; i++) {
+            mp_chunk *c = open_at(x, i);
+            if (c->nsv > INLINE_SV)
+                free(c->sv_spill);
+            if (c->nptv > INLINE_PTV)
+                free(c->ptv_spill);
         }
-        free(x->open);
+        free(x->ring);
         if (x->waiting) {
-            for (uint32_t q = 0; q < m->cpus; q++) {
-                if (x->waiting[q])
-                    free(x->waiting[q]->e);
-                free(x->waiting[q]);
-            }
+            for (uint32_t q = 0; q < m->cpus; q++)
+                free(x->waiting[q].e);
             free(x->waiting);
         }
         free(x->early);
@@ -214,10 +243,10 @@ void maxpar_free(maxpar *m)
         free(x->held.stv);
         free(x->held.ptv);
     }
-    while (m->free_chunks) {
-        mp_chunk *c = m->free_chunks;
-        m->free_chunks = c->next_free;
-        free(c);
+    while (m->spill_free) {
+        void *b = m->spill_free;
+        memcpy(&m->spill_free, b, sizeof(void *));
+        free(b);
     }
     free(m->px);
     free(m->work);
@@ -231,113 +260,87 @@ uint64_t maxpar_open_chunks(const maxpar *m) { return m->open; }
 
 /* ---- chunks ---- */
 
-static mp_chunk *chunk_new(maxpar *m, const rnr_initial_chunk *in)
+/* Appends chunk IN (checked; its latest SV time LAST) to proxy X as its
+ * newest open chunk. */
+static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, uint64_t last)
 {
-    mp_chunk *c = m->free_chunks;
-    if (c)
-        m->free_chunks = c->next_free;
-    else
-        c = xmalloc(sizeof *c);
-    c->cpu = in->cpu;
+    if (x->n == x->mask + 1) {
+        uint32_t mask = 2 * x->mask + 1;
+        mp_chunk *r = xmalloc(((size_t)mask + 1) * sizeof *r);
+        for (uint32_t i = 0; i < x->n; i++)
+            r[(x->head + i) & mask] = *open_at(x, i);
+        free(x->ring);
+        account(m, (int64_t)(((size_t)x->mask + 1) * sizeof *r));
+        x->ring = r;
+        x->mask = mask;
+    }
+    mp_chunk *c = open_at(x, x->n);
+    x->n++;
     c->tid = in->tid;
     c->ts = in->ts;
     c->cs = in->cs;
     c->pending = 0;
     c->nptv = 0;
-    c->ptv_cap = INLINE_PTV;
-    c->ptv = c->ptv_inline;
-    c->nsv = in->nsv;
-    c->sv = in->nsv <= INLINE_SV ? c->sv_inline : xmalloc(in->nsv * sizeof *c->sv);
-    if (in->nsv)
-        memcpy(c->sv, in->sv, in->nsv * sizeof *c->sv);
-    uint64_t last = in->ts;
+    c->nsv = (uint16_t)in->nsv;
+    uint16_t *sv = c->sv_inline;
+    if (in->nsv > INLINE_SV)
+        sv = c->sv_spill = spill_get(m);
     for (uint32_t i = 0; i < in->nsv; i++)
-        if (in->sv[i].ts > last)
-            last = in->sv[i].ts;
+        sv[i] = (uint16_t)in->sv[i].cpu;
     c->bound = m->msp ? sat_add(last, m->msp) : BOUND_MAX;
     m->open++;
     if (m->open > m->st.peak_open)
         m->st.peak_open = m->open;
-    account(m, (int64_t)(sizeof *c + (in->nsv > INLINE_SV ? in->nsv * sizeof *c->sv : 0)));
     return c;
 }
 
-static void chunk_free(maxpar *m, mp_chunk *c)
+/* Gives back what chunk C (no longer open) held outside its ring slot. */
+static void chunk_release(maxpar *m, mp_chunk *c)
 {
-    int64_t extra = 0;
-    if (c->sv != c->sv_inline) {
-        extra += (int64_t)(c->nsv * sizeof *c->sv);
-        free(c->sv);
-    }
-    if (c->ptv != c->ptv_inline) {
-        extra += (int64_t)(c->ptv_cap * sizeof *c->ptv);
-        free(c->ptv);
-    }
-    account(m, -(int64_t)sizeof *c - extra);
-    c->next_free = m->free_chunks;
-    m->free_chunks = c;
+    if (c->nsv > INLINE_SV)
+        spill_put(m, c->sv_spill);
+    if (c->nptv > INLINE_PTV)
+        spill_put(m, c->ptv_spill);
     m->open--;
 }
 
-/* One more predecessor token from CPU FROM (COUNT of them). */
+/* COUNT more predecessor tokens from CPU FROM. */
 static void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
 {
+    rnr_ptv_entry *p = ptv_of(c);
     for (uint32_t i = 0; i < c->nptv; i++) {
-        if (c->ptv[i].cpu == from) {
-            c->ptv[i].count += count;
+        if (p[i].cpu == from) {
+            p[i].count += count;
             return;
         }
     }
-    if (c->nptv == c->ptv_cap) {
-        uint32_t cap = c->ptv_cap * 2;
-        rnr_ptv_entry *p = xmalloc(cap * sizeof *p);
-        memcpy(p, c->ptv, c->nptv * sizeof *p);
-        if (c->ptv != c->ptv_inline) {
-            account(m, -(int64_t)(c->ptv_cap * sizeof *p));
-            free(c->ptv);
-        }
-        account(m, (int64_t)(cap * sizeof *p));
-        c->ptv = p;
-        c->ptv_cap = cap;
+    if (c->nptv == INLINE_PTV) {
+        /* A chunk awaits tokens from at most cpus - 1 others: the spill
+         * buffer never needs to grow. */
+        c->ptv_spill = spill_get(m);
+        memcpy(c->ptv_spill, c->ptv_inline, sizeof c->ptv_inline);
+        p = c->ptv_spill;
     }
-    c->ptv[c->nptv].cpu = from;
-    c->ptv[c->nptv].count = count;
+    p[c->nptv].cpu = from;
+    p[c->nptv].count = count;
     c->nptv++;
 }
 
 /* ---- proxies ---- */
 
-static mp_chunk *open_at(const proxy *x, uint64_t i) { return x->open[(x->head + i) & (x->cap - 1)]; }
-
-static void open_push(maxpar *m, proxy *x, mp_chunk *c)
+/* The index among X's open chunks of the first with TS > t (binary
+ * search), or X->n if none. */
+static uint32_t first_after(const proxy *x, uint64_t t)
 {
-    if (x->n == x->cap) {
-        uint64_t cap = x->cap * 2;
-        mp_chunk **o = xmalloc(cap * sizeof *o);
-        for (uint64_t i = 0; i < x->n; i++)
-            o[i] = open_at(x, i);
-        free(x->open);
-        account(m, (int64_t)(x->cap * sizeof *o));
-        x->open = o;
-        x->head = 0;
-        x->cap = cap;
-    }
-    x->open[(x->head + x->n) & (x->cap - 1)] = c;
-    x->n++;
-}
-
-/* The first open chunk of X with TS > t (binary search), or NULL. */
-static mp_chunk *first_after(const proxy *x, uint64_t t)
-{
-    uint64_t lo = 0, hi = x->n;
+    uint32_t lo = 0, hi = x->n;
     while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint32_t mid = lo + (hi - lo) / 2;
         if (open_at(x, mid)->ts > t)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return lo < x->n ? open_at(x, lo) : NULL;
+    return lo;
 }
 
 static waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
@@ -347,30 +350,27 @@ static waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
         x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
         account(m, (int64_t)(m->cpus * sizeof *x->waiting));
     }
-    if (!x->waiting[p]) {
-        waiting_list *l = xcalloc(1, sizeof *l);
-        l->cap = 8;
-        l->e = xmalloc(l->cap * sizeof *l->e);
-        x->waiting[p] = l;
-        account(m, (int64_t)(sizeof *l + l->cap * sizeof *l->e));
-    }
-    return x->waiting[p];
+    return &x->waiting[p];
 }
 
-static mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & (l->cap - 1)]; }
+static mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
 
 static void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
 {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap * 2;
-        mp_edge *ne = xmalloc(cap * sizeof *ne);
+    if (!l->e) {
+        l->mask = 7;
+        l->e = xmalloc((l->mask + 1) * sizeof *l->e);
+        account(m, (int64_t)((l->mask + 1) * sizeof *l->e));
+    } else if (l->n == l->mask + 1) {
+        uint32_t mask = 2 * l->mask + 1;
+        mp_edge *ne = xmalloc(((size_t)mask + 1) * sizeof *ne);
         for (uint32_t i = 0; i < l->n; i++)
             ne[i] = *edge_at(l, i);
         free(l->e);
-        account(m, (int64_t)(l->cap * sizeof *ne));
+        account(m, (int64_t)(((size_t)l->mask + 1) * sizeof *ne));
         l->e = ne;
         l->head = 0;
-        l->cap = cap;
+        l->mask = mask;
     }
     *edge_at(l, l->n) = *e;
     l->n++;
@@ -388,64 +388,63 @@ static void work_add(maxpar *m, uint32_t p)
     }
 }
 
-/* An edge to a chunk that will not get its token from this source any
- * more (dropped, or decided): one pending predecessor fewer. */
-static void edge_decided(maxpar *m, mp_chunk *dst)
+/* An edge to chunk number DST of cpu Q that will not get its token from
+ * this source any more (dropped, or decided): one pending predecessor
+ * fewer. */
+static void edge_decided(maxpar *m, uint32_t q, uint32_t dst)
 {
-    if (--dst->pending == 0) {
-        proxy *x = &m->px[dst->cpu];
-        if (x->n && open_at(x, 0) == dst)
-            work_add(m, dst->cpu);
-    }
+    proxy *x = &m->px[q];
+    if (--chunk_at(x, dst)->pending == 0 && x->n && x->head == dst)
+        work_add(m, q);
 }
 
-/* Chunk C (just read, on proxy q = C's cpu) is the destination of every
- * waiting entry with t < C.ts. */
-static void resolve_waiting(maxpar *m, mp_chunk *c)
+/* Chunk C, number SEQ of cpu q (just read), is the destination of every
+ * waiting entry of q with t < C.ts. */
+static void resolve_waiting(maxpar *m, proxy *x, mp_chunk *c, uint32_t seq)
 {
-    proxy *x = &m->px[c->cpu];
     for (uint32_t w = 0; w < m->words; w++) {
         uint64_t bits = x->unresolved[w];
         while (bits) {
             uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(bits);
             bits &= bits - 1;
-            waiting_list *l = x->waiting[p];
-            while (l->resolved < l->n) {
-                mp_edge *e = edge_at(l, l->resolved);
+            waiting_list *l = &x->waiting[p];
+            uint32_t r = l->resolved;
+            while (r < l->n) {
+                mp_edge *e = edge_at(l, r);
                 if (e->t >= c->ts)
                     break;
-                e->dst = c;
+                e->dst = seq;
                 c->pending++;
-                l->resolved++;
+                r++;
             }
-            if (l->resolved == l->n)
+            l->resolved = r;
+            if (r == l->n)
                 bit_clear(x->unresolved, p);
         }
     }
 }
 
-/* Chunk C of cpu p depends on cpu q from time t. */
-static void add_edge(maxpar *m, mp_chunk *c, uint32_t q, uint64_t t)
+/* Chunk number SEQ of cpu p depends on cpu q from time t. */
+static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t)
 {
-    uint32_t p = c->cpu;
     waiting_list *l = waiting(m, q, p);
+    proxy *x = &m->px[q];
     /* Older chunks' edges at t or later are implied by this one. */
     while (l->n && edge_at(l, l->n - 1)->t >= t) {
-        mp_edge *e = edge_at(l, l->n - 1);
         l->n--;
         m->edges--;
-        if (l->resolved > l->n)
+        if (l->resolved > l->n) {
             l->resolved = l->n;
-        if (e->dst)
-            edge_decided(m, e->dst);
+            edge_decided(m, q, edge_at(l, l->n)->dst);
+        }
         m->st.dropped_later++;
     }
-    mp_edge e = { c, NULL, t };
-    proxy *x = &m->px[q];
-    if (l->resolved == l->n)           /* an earlier entry unresolved: so is this one */
-        e.dst = first_after(x, t);
-    if (e.dst) {
-        e.dst->pending++;
+    mp_edge e = { t, seq, 0 };
+    uint32_t i;
+    /* An earlier entry unresolved: so is this one. */
+    if (l->resolved == l->n && (i = first_after(x, t)) < x->n) {
+        e.dst = x->head + i;
+        open_at(x, i)->pending++;
         l->resolved++;
     } else {
         bit_set(x->unresolved, p);
@@ -475,9 +474,8 @@ static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
     }
 }
 
-static void hold(proxy *x, const rnr_final_chunk *c)
+static void hold(held_chunk *h, const rnr_final_chunk *c)
 {
-    held_chunk *h = &x->held;
     h->valid = 1;
     h->c = *c;
     memcpy(h->stv, c->stv, c->nstv * sizeof *h->stv);
@@ -489,85 +487,96 @@ static void hold(proxy *x, const rnr_final_chunk *c)
 /* Output of a written chunk through the C0/C1 merge: C0 (held) and C1 are
  * merged when they belong to the same thread, C0 has no successor and C1
  * no predecessor: the recorded parallelism is unchanged. A chunk with a
- * successor is never held, so nothing waits behind a held chunk. */
+ * successor is never held, so nothing waits behind a held chunk; it goes
+ * out at once (C's arrays need to outlive only this call). */
 static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
 {
     held_chunk *h = &m->px[p].held;
     if (h->valid && h->c.tid == c->tid && h->c.nstv == 0 && c->nptv == 0 &&
         h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
         h->c.cs += c->cs;
-        h->c.nstv = c->nstv;
-        memcpy(h->stv, c->stv, c->nstv * sizeof *h->stv);
         m->st.merged++;
-    } else {
-        if (h->valid && emit(m, &h->c) < 0)
-            return -1;
-        hold(&m->px[p], c);
-    }
-    if (h->c.nstv) {
+        if (c->nstv == 0)
+            return 0;
         h->valid = 0;
-        return emit(m, &h->c);
+        h->c.nstv = c->nstv;
+        h->c.stv = c->stv;
+        int rc = emit(m, &h->c);
+        h->c.stv = h->stv;
+        return rc;
     }
+    if (h->valid) {
+        if (emit(m, &h->c) < 0)
+            return -1;
+        h->valid = 0;
+    }
+    if (c->nstv)
+        return emit(m, c);
+    hold(h, c);
     return 0;
 }
 
-/* Writes C, the oldest open chunk of its cpu: decides its edges, sends
- * its tokens, and frees it. */
-static int write_chunk(maxpar *m, mp_chunk *c)
+/* Writes the oldest open chunk of cpu P: decides its edges, sends its
+ * tokens, and frees it. */
+static int write_chunk(maxpar *m, uint32_t p)
 {
-    uint32_t p = c->cpu, nstv = 0;
+    proxy *x = &m->px[p];
+    uint32_t seq = x->head, nstv = 0;
+    mp_chunk *c = chunk_at(x, seq);
+    const uint16_t *sv = sv_cpus(c);
     for (uint32_t i = 0; i < c->nsv; i++) {
-        uint32_t q = c->sv[i].cpu;
-        proxy *x = &m->px[q];
-        waiting_list *l = x->waiting ? x->waiting[p] : NULL;
-        if (!l || !l->n || edge_at(l, 0)->src != c)
+        uint32_t q = sv[i];
+        proxy *y = &m->px[q];
+        waiting_list *l = &y->waiting[p];   /* c added an edge to it: allocated */
+        if (!l->n || edge_at(l, 0)->src != seq)
             continue;                   /* dropped by a later chunk */
         mp_edge e = *edge_at(l, 0);
-        const mp_edge *next = l->n > 1 ? edge_at(l, 1) : NULL;
+        int resolved = l->resolved > 0;
         /* Implied by the next edge if that lands in the same chunk. Not
          * knowable for an Early edge: q's next chunk may end between the
          * two times, so each Early edge keeps its token. */
-        int same = next && e.dst && e.dst->ts > next->t;
-        l->head = (l->head + 1) & (l->cap - 1);
+        int same = resolved && l->n > 1 && chunk_at(y, e.dst)->ts > edge_at(l, 1)->t;
+        l->head = (l->head + 1) & l->mask;
         l->n--;
         m->edges--;
-        if (l->resolved)
+        if (resolved)
             l->resolved--;
         if (l->n == 0)
-            bit_clear(x->unresolved, p);
-        if (e.dst) {
+            bit_clear(y->unresolved, p);
+        if (resolved) {
             if (same) {
                 m->st.dropped_same++;
             } else {
                 m->stv_buf[nstv++] = q;
-                ptv_add(m, e.dst, p, 1);
+                ptv_add(m, chunk_at(y, e.dst), p, 1);
             }
-            edge_decided(m, e.dst);
+            edge_decided(m, q, e.dst);
         } else if (m->eof) {
             m->st.discarded++;          /* q never dumps a later chunk */
         } else {
             /* Early: q's next chunk to come is the destination. */
-            if (!x->early) {
-                x->early = xcalloc(m->cpus, sizeof *x->early);
-                x->early_t = xcalloc(m->cpus, sizeof *x->early_t);
+            if (!y->early) {
+                y->early = xcalloc(m->cpus, sizeof *y->early);
+                y->early_t = xcalloc(m->cpus, sizeof *y->early_t);
                 account(m, (int64_t)(m->cpus * 12));
             }
-            x->early[p]++;
-            if (e.t > x->early_t[p])
-                x->early_t[p] = e.t;
-            bit_set(x->early_set, p);
+            y->early[p]++;
+            if (e.t > y->early_t[p])
+                y->early_t[p] = e.t;
+            bit_set(y->early_set, p);
             m->stv_buf[nstv++] = q;
             m->st.early_tokens++;
         }
     }
     m->st.tokens += nstv;
-    sort_ptv(c->ptv, c->nptv);
-    rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, c->ptv };
-    proxy *x = &m->px[p];
-    x->head = (x->head + 1) & (x->cap - 1);
+    rnr_ptv_entry *ptv = ptv_of(c);
+    sort_ptv(ptv, c->nptv);
+    rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv };
+    x->head++;
     x->n--;
+    /* C's slot is reused only by a later push to this proxy, after output. */
     int rc = output(m, p, &f);
-    chunk_free(m, c);
+    chunk_release(m, c);
     if (x->n && open_at(x, 0)->pending == 0)
         work_add(m, p);
     return rc;
@@ -589,10 +598,10 @@ static int trim(maxpar *m)
         proxy *x = &m->px[p];
         x->in_work = 0;
         while (x->n) {
-            mp_chunk *c = open_at(x, 0);
+            const mp_chunk *c = open_at(x, 0);
             if (c->pending || m->H <= c->bound)
                 break;
-            if (write_chunk(m, c) < 0)
+            if (write_chunk(m, p) < 0)
                 return -1;
         }
     }
@@ -616,6 +625,7 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
                        "breaks bounded silence (MSP %llu)",
                     in->cpu, (unsigned long long)in->ts, (unsigned long long)m->H,
                     (unsigned long long)m->msp);
+    uint64_t last = in->ts;             /* the latest time in its SV */
     for (uint32_t i = 0; i < in->nsv; i++) {
         const rnr_sv_entry *e = &in->sv[i];
         if (e->cpu >= m->cpus || e->cpu == in->cpu || e->ts < in->ts ||
@@ -627,6 +637,8 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
                            "than MSP %llu later: the log breaks bounded silence",
                         in->cpu, (unsigned long long)in->ts, e->cpu, (unsigned long long)e->ts,
                         (unsigned long long)m->msp);
+        if (e->ts > last)
+            last = e->ts;
     }
     if (in->cs == 0 || in->cs > (UINT64_MAX >> 1))
         return fail(m, "cpu %u chunk with TS %llu has size %llu, out of range", in->cpu,
@@ -637,9 +649,9 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
         m->H = in->ts;
     m->st.chunks_in++;
     m->st.dependences += in->nsv;
-    mp_chunk *c = chunk_new(m, in);
-    open_push(m, x, c);
-    resolve_waiting(m, c);
+    uint32_t seq = x->head + x->n;
+    mp_chunk *c = chunk_push(m, x, in, last);
+    resolve_waiting(m, x, c, seq);
     /* Early tokens wait for this, the first chunk the cpu dumps after them. */
     for (uint32_t w = 0; w < m->words; w++) {
         uint64_t bits = x->early_set[w];
@@ -651,14 +663,14 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
                 return fail(m, "cpu %u chunk with TS %llu is the destination of a dependence "
                                "from cpu %u at %llu that was taken as Early: the log breaks "
                                "bounded silence (MSP %llu)",
-                            c->cpu, (unsigned long long)c->ts, s,
+                            in->cpu, (unsigned long long)c->ts, s,
                             (unsigned long long)x->early_t[s], (unsigned long long)m->msp);
             ptv_add(m, c, s, x->early[s]);
             x->early[s] = 0;
         }
     }
-    for (uint32_t i = 0; i < c->nsv; i++)
-        add_edge(m, c, c->sv[i].cpu, c->sv[i].ts);
+    for (uint32_t i = 0; i < in->nsv; i++)
+        add_edge(m, in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
     if (m->H >= m->last_trim + m->trim_every)
         return trim(m);
     return 0;
