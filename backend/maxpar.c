@@ -116,6 +116,8 @@ typedef struct proxy {
     uint32_t *early;         /* [cpus] Early Token Vector, allocated on first use */
     uint64_t *early_t;       /* [cpus] latest dependence time behind the early tokens */
     uint64_t *unresolved;    /* bitset of source cpus with unresolved entries here */
+    uint64_t *due;           /* [cpus] with waiting: per source cpu in unresolved, the time
+                                of its oldest unresolved entry (packed for the scan) */
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
     uint64_t last_ts;
     int seen, in_work;
@@ -235,6 +237,7 @@ void maxpar_free(maxpar *m)
             for (uint32_t q = 0; q < m->cpus; q++)
                 free(x->waiting[q].e);
             free(x->waiting);
+            free(x->due);
         }
         free(x->early);
         free(x->early_t);
@@ -348,12 +351,25 @@ static waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
     proxy *x = &m->px[q];
     if (!x->waiting) {
         x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
-        account(m, (int64_t)(m->cpus * sizeof *x->waiting));
+        x->due = xcalloc(m->cpus, sizeof *x->due);
+        account(m, (int64_t)(m->cpus * (sizeof *x->waiting + sizeof *x->due)));
     }
     return &x->waiting[p];
 }
 
 static mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
+
+/* Keeps proxy X's record of list L (source P) exact: in unresolved iff
+ * it has unresolved entries, and then the time of the oldest in due. */
+static void note_unresolved(proxy *x, const waiting_list *l, uint32_t p)
+{
+    if (l->resolved < l->n) {
+        bit_set(x->unresolved, p);
+        x->due[p] = edge_at(l, l->resolved)->t;
+    } else {
+        bit_clear(x->unresolved, p);
+    }
+}
 
 static void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
 {
@@ -399,27 +415,31 @@ static void edge_decided(maxpar *m, uint32_t q, uint32_t dst)
 }
 
 /* Chunk C, number SEQ of cpu q (just read), is the destination of every
- * waiting entry of q with t < C.ts. */
+ * waiting entry of q with t < C.ts. A list's entries have increasing
+ * times, so those are the prefix of its unresolved entries, and a list
+ * whose oldest unresolved time (due) is not below C.ts has none: the scan
+ * reads only the packed due times until it finds work. */
 static void resolve_waiting(maxpar *m, proxy *x, mp_chunk *c, uint32_t seq)
 {
     for (uint32_t w = 0; w < m->words; w++) {
-        uint64_t bits = x->unresolved[w];
-        while (bits) {
-            uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(bits);
-            bits &= bits - 1;
+        /* The lists with work, found without a branch per list (which
+         * of them have work is close to random). */
+        uint64_t due = 0;
+        for (uint64_t bits = x->unresolved[w]; bits; bits &= bits - 1) {
+            uint32_t b = (uint32_t)__builtin_ctzll(bits);
+            due |= (uint64_t)(x->due[w * 64 + b] < c->ts) << b;
+        }
+        for (; due; due &= due - 1) {
+            uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
             waiting_list *l = &x->waiting[p];
             uint32_t r = l->resolved;
-            while (r < l->n) {
-                mp_edge *e = edge_at(l, r);
-                if (e->t >= c->ts)
-                    break;
-                e->dst = seq;
+            do {
+                edge_at(l, r)->dst = seq;
                 c->pending++;
                 r++;
-            }
+            } while (r < l->n && edge_at(l, r)->t < c->ts);
             l->resolved = r;
-            if (r == l->n)
-                bit_clear(x->unresolved, p);
+            note_unresolved(x, l, p);
         }
     }
 }
@@ -446,10 +466,9 @@ static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t
         e.dst = x->head + i;
         open_at(x, i)->pending++;
         l->resolved++;
-    } else {
-        bit_set(x->unresolved, p);
     }
     edge_push(m, l, &e);
+    note_unresolved(x, l, p);
 }
 
 /* ---- writing ---- */
@@ -541,8 +560,7 @@ static int write_chunk(maxpar *m, uint32_t p)
         m->edges--;
         if (resolved)
             l->resolved--;
-        if (l->n == 0)
-            bit_clear(y->unresolved, p);
+        note_unresolved(y, l, p);
         if (resolved) {
             if (same) {
                 m->st.dropped_same++;
