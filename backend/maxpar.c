@@ -141,7 +141,7 @@ struct maxpar {
     char error[RNR_ERR_MAX];
 };
 
-static void account(maxpar *m, int64_t delta)
+static inline void account(maxpar *m, int64_t delta)
 {
     m->bytes += (uint64_t)delta;
     if (m->bytes > m->st.peak_bytes)
@@ -169,7 +169,7 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 static inline void bit_set(uint64_t *b, uint32_t i) { b[i >> 6] |= 1ull << (i & 63); }
 static inline void bit_clear(uint64_t *b, uint32_t i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 
-static void *spill_get(maxpar *m)
+static inline void *spill_get(maxpar *m)
 {
     void *b = m->spill_free;
     if (b) {
@@ -180,7 +180,7 @@ static void *spill_get(maxpar *m)
     return xmalloc(m->spill_size);
 }
 
-static void spill_put(maxpar *m, void *b)
+static inline void spill_put(maxpar *m, void *b)
 {
     memcpy(b, &m->spill_free, sizeof(void *));
     m->spill_free = b;
@@ -214,10 +214,10 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     return m;
 }
 
-static mp_chunk *chunk_at(const proxy *x, uint32_t seq) { return &x->ring[seq & x->mask]; }
-static mp_chunk *open_at(const proxy *x, uint32_t i) { return chunk_at(x, x->head + i); }
-static uint16_t *sv_cpus(mp_chunk *c) { return c->nsv > INLINE_SV ? c->sv_spill : c->sv_inline; }
-static rnr_ptv_entry *ptv_of(mp_chunk *c) { return c->nptv > INLINE_PTV ? c->ptv_spill : c->ptv_inline; }
+static inline mp_chunk *chunk_at(const proxy *x, uint32_t seq) { return &x->ring[seq & x->mask]; }
+static inline mp_chunk *open_at(const proxy *x, uint32_t i) { return chunk_at(x, x->head + i); }
+static inline uint16_t *sv_cpus(mp_chunk *c) { return c->nsv > INLINE_SV ? c->sv_spill : c->sv_inline; }
+static inline rnr_ptv_entry *ptv_of(mp_chunk *c) { return c->nptv > INLINE_PTV ? c->ptv_spill : c->ptv_inline; }
 
 void maxpar_free(maxpar *m)
 {
@@ -308,7 +308,7 @@ static void chunk_release(maxpar *m, mp_chunk *c)
 }
 
 /* COUNT more predecessor tokens from CPU FROM. */
-static void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
+static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
 {
     rnr_ptv_entry *p = ptv_of(c);
     for (uint32_t i = 0; i < c->nptv; i++) {
@@ -335,7 +335,9 @@ static void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
  * search), or X->n if none. */
 static uint32_t first_after(const proxy *x, uint64_t t)
 {
-    uint32_t lo = 0, hi = x->n;
+    if (!x->n || open_at(x, x->n - 1)->ts <= t)
+        return x->n;                    /* the common case: not dumped yet */
+    uint32_t lo = 0, hi = x->n - 1;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (open_at(x, mid)->ts > t)
@@ -357,11 +359,11 @@ static waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
     return &x->waiting[p];
 }
 
-static mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
+static inline mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
 
 /* Keeps proxy X's record of list L (source P) exact: in unresolved iff
  * it has unresolved entries, and then the time of the oldest in due. */
-static void note_unresolved(proxy *x, const waiting_list *l, uint32_t p)
+static inline void note_unresolved(proxy *x, const waiting_list *l, uint32_t p)
 {
     if (l->resolved < l->n) {
         bit_set(x->unresolved, p);
@@ -395,7 +397,7 @@ static void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
         m->st.peak_edges = m->edges;
 }
 
-static void work_add(maxpar *m, uint32_t p)
+static inline void work_add(maxpar *m, uint32_t p)
 {
     if (!m->px[p].in_work) {
         m->px[p].in_work = 1;
@@ -407,7 +409,7 @@ static void work_add(maxpar *m, uint32_t p)
 /* An edge to chunk number DST of cpu Q that will not get its token from
  * this source any more (dropped, or decided): one pending predecessor
  * fewer. */
-static void edge_decided(maxpar *m, uint32_t q, uint32_t dst)
+static inline void edge_decided(maxpar *m, uint32_t q, uint32_t dst)
 {
     proxy *x = &m->px[q];
     if (--chunk_at(x, dst)->pending == 0 && x->n && x->head == dst)
@@ -559,8 +561,9 @@ static int write_chunk(maxpar *m, uint32_t p)
         l->n--;
         m->edges--;
         if (resolved)
-            l->resolved--;
-        note_unresolved(y, l, p);
+            l->resolved--;          /* the list's unresolved entries stay as they were */
+        else
+            note_unresolved(y, l, p);
         if (resolved) {
             if (same) {
                 m->st.dropped_same++;
