@@ -60,26 +60,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INLINE_SV 8
-#define INLINE_PTV 4
+#define INLINE_PTV 3
 #define BOUND_MAX (UINT64_MAX - 1)   /* "only at the end of the log" */
 
 /* An open chunk. It lives in its proxy's ring, at the slot of its sequence
  * number (the how-many-th chunk of its cpu it is), and is named by that
  * number elsewhere. The ring moves chunks when it grows, so a chunk holds
- * no pointer into itself: its arrays are inline, or in a spill buffer
- * (room for cpus - 1 entries, recycled) once they outgrow the inline room. */
+ * no pointer into itself. One cache line: what the edges of other cpus
+ * touch (ts, pending, the PTV) and what Trim tests (pending, bound) are
+ * together; its SV cpus are in its proxy's successor FIFO. */
 typedef struct mp_chunk {
     uint64_t ts, cs;
     uint64_t bound;          /* may be written once H > bound */
     uint32_t tid;
     uint32_t pending;        /* resolved in-edges whose source is not written yet */
     uint16_t nsv, nptv;      /* < RNR_MAX_CPUS */
-    uint16_t sv_inline[INLINE_SV];       /* the cpus of its SV, ascending */
-    rnr_ptv_entry ptv_inline[INLINE_PTV];
-    uint16_t *sv_spill;                  /* the SV cpus when nsv > INLINE_SV */
-    rnr_ptv_entry *ptv_spill;            /* the PTV when nptv > INLINE_PTV (unsorted while open) */
+    union {                  /* the PTV, unsorted while open */
+        rnr_ptv_entry in[INLINE_PTV];    /* nptv <= INLINE_PTV */
+        rnr_ptv_entry *spill;            /* nptv > INLINE_PTV: a spill buffer */
+    } ptv;
 } mp_chunk;
+
+_Static_assert(sizeof(mp_chunk) == 64, "an open chunk is one cache line");
 
 /* An edge of a waiting list: the dependence at time T of the source cpu's
  * chunk number SRC; DST, the number of its destination on the list's
@@ -112,6 +114,8 @@ typedef struct proxy {
     mp_chunk *ring;          /* open chunks, TS nondecreasing: number s at ring[s & mask] */
     uint32_t mask;
     uint32_t head, n;        /* number of the oldest open chunk; open chunks */
+    uint16_t *succ;          /* FIFO of the SV cpus of the open chunks, in chunk order */
+    uint32_t succ_head, succ_n, succ_mask;
     waiting_list *waiting;   /* [cpus], allocated on first use */
     uint32_t *early;         /* [cpus] Early Token Vector, allocated on first use */
     uint64_t *early_t;       /* [cpus] latest dependence time behind the early tokens */
@@ -131,7 +135,7 @@ struct maxpar {
     proxy *px;
     maxpar_emit_fn emit;
     void *emit_ctx;
-    void *spill_free;        /* recycled spill buffers, linked through their first word */
+    void *spill_free;        /* recycled PTV spill buffers, linked through their first word */
     size_t spill_size;
     uint32_t *work;          /* ring: cpus whose head may be writable, in the order found */
     uint32_t work_head, nwork;
@@ -186,6 +190,11 @@ static inline void spill_put(maxpar *m, void *b)
     m->spill_free = b;
 }
 
+static mp_chunk *ring_alloc(size_t n)
+{
+    return xoom(aligned_alloc(sizeof(mp_chunk), n * sizeof(mp_chunk)));
+}
+
 maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
 {
     maxpar *m = xcalloc(1, sizeof *m);
@@ -195,13 +204,15 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->trim_every = msp / 16 ? msp / 16 : 1;
     m->emit = emit;
     m->emit_ctx = ctx;
-    /* Room for cpus - 1 PTV entries, or SV cpus, or the free-list link. */
+    /* Room for cpus - 1 PTV entries, or the free-list link. */
     m->spill_size = (cpus > 2 ? cpus - 1 : 1) * sizeof(rnr_ptv_entry);
     m->px = xcalloc(cpus, sizeof *m->px);
     for (uint32_t p = 0; p < cpus; p++) {
         proxy *x = &m->px[p];
         x->mask = 15;
-        x->ring = xmalloc((x->mask + 1) * sizeof *x->ring);
+        x->ring = ring_alloc(x->mask + 1);
+        x->succ_mask = 63;
+        x->succ = xmalloc((x->succ_mask + 1) * sizeof *x->succ);
         x->unresolved = xcalloc(m->words, sizeof *x->unresolved);
         x->early_set = xcalloc(m->words, sizeof *x->early_set);
         x->held.stv = xmalloc(cpus * sizeof *x->held.stv);
@@ -209,15 +220,14 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     }
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
-    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) +
+    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) + 64 * sizeof(uint16_t) +
                                              2 * cpus * sizeof(uint32_t) + 16 * m->words)));
     return m;
 }
 
 static inline mp_chunk *chunk_at(const proxy *x, uint32_t seq) { return &x->ring[seq & x->mask]; }
 static inline mp_chunk *open_at(const proxy *x, uint32_t i) { return chunk_at(x, x->head + i); }
-static inline uint16_t *sv_cpus(mp_chunk *c) { return c->nsv > INLINE_SV ? c->sv_spill : c->sv_inline; }
-static inline rnr_ptv_entry *ptv_of(mp_chunk *c) { return c->nptv > INLINE_PTV ? c->ptv_spill : c->ptv_inline; }
+static inline rnr_ptv_entry *ptv_of(mp_chunk *c) { return c->nptv > INLINE_PTV ? c->ptv.spill : c->ptv.in; }
 
 void maxpar_free(maxpar *m)
 {
@@ -227,12 +237,11 @@ void maxpar_free(maxpar *m)
         proxy *x = &m->px[p];
         for (uint32_t i = 0; i < x->n; i++) {
             mp_chunk *c = open_at(x, i);
-            if (c->nsv > INLINE_SV)
-                free(c->sv_spill);
             if (c->nptv > INLINE_PTV)
-                free(c->ptv_spill);
+                free(c->ptv.spill);
         }
         free(x->ring);
+        free(x->succ);
         if (x->waiting) {
             for (uint32_t q = 0; q < m->cpus; q++)
                 free(x->waiting[q].e);
@@ -269,7 +278,7 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
 {
     if (x->n == x->mask + 1) {
         uint32_t mask = 2 * x->mask + 1;
-        mp_chunk *r = xmalloc(((size_t)mask + 1) * sizeof *r);
+        mp_chunk *r = ring_alloc((size_t)mask + 1);
         for (uint32_t i = 0; i < x->n; i++)
             r[(x->head + i) & mask] = *open_at(x, i);
         free(x->ring);
@@ -285,11 +294,21 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
     c->pending = 0;
     c->nptv = 0;
     c->nsv = (uint16_t)in->nsv;
-    uint16_t *sv = c->sv_inline;
-    if (in->nsv > INLINE_SV)
-        sv = c->sv_spill = spill_get(m);
+    if (x->succ_n + in->nsv > x->succ_mask + 1) {
+        uint32_t mask = x->succ_mask;
+        while (x->succ_n + in->nsv > mask + 1)
+            mask = 2 * mask + 1;
+        uint16_t *f = xmalloc(((size_t)mask + 1) * sizeof *f);
+        for (uint32_t i = 0; i < x->succ_n; i++)
+            f[i] = x->succ[(x->succ_head + i) & x->succ_mask];
+        free(x->succ);
+        account(m, (int64_t)(((size_t)mask - x->succ_mask) * sizeof *f));
+        x->succ = f;
+        x->succ_head = 0;
+        x->succ_mask = mask;
+    }
     for (uint32_t i = 0; i < in->nsv; i++)
-        sv[i] = (uint16_t)in->sv[i].cpu;
+        x->succ[(x->succ_head + x->succ_n++) & x->succ_mask] = (uint16_t)in->sv[i].cpu;
     c->bound = m->msp ? sat_add(last, m->msp) : BOUND_MAX;
     m->open++;
     if (m->open > m->st.peak_open)
@@ -300,10 +319,8 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
 /* Gives back what chunk C (no longer open) held outside its ring slot. */
 static void chunk_release(maxpar *m, mp_chunk *c)
 {
-    if (c->nsv > INLINE_SV)
-        spill_put(m, c->sv_spill);
     if (c->nptv > INLINE_PTV)
-        spill_put(m, c->ptv_spill);
+        spill_put(m, c->ptv.spill);
     m->open--;
 }
 
@@ -320,9 +337,9 @@ static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count
     if (c->nptv == INLINE_PTV) {
         /* A chunk awaits tokens from at most cpus - 1 others: the spill
          * buffer never needs to grow. */
-        c->ptv_spill = spill_get(m);
-        memcpy(c->ptv_spill, c->ptv_inline, sizeof c->ptv_inline);
-        p = c->ptv_spill;
+        p = spill_get(m);
+        memcpy(p, c->ptv.in, sizeof c->ptv.in);
+        c->ptv.spill = p;
     }
     p[c->nptv].cpu = from;
     p[c->nptv].count = count;
@@ -544,9 +561,8 @@ static int write_chunk(maxpar *m, uint32_t p)
     proxy *x = &m->px[p];
     uint32_t seq = x->head, nstv = 0;
     mp_chunk *c = chunk_at(x, seq);
-    const uint16_t *sv = sv_cpus(c);
     for (uint32_t i = 0; i < c->nsv; i++) {
-        uint32_t q = sv[i];
+        uint32_t q = x->succ[(x->succ_head + i) & x->succ_mask];
         proxy *y = &m->px[q];
         waiting_list *l = &y->waiting[p];   /* c added an edge to it: allocated */
         if (!l->n || edge_at(l, 0)->src != seq)
@@ -595,6 +611,8 @@ static int write_chunk(maxpar *m, uint32_t p)
     rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv };
     x->head++;
     x->n--;
+    x->succ_head = (x->succ_head + c->nsv) & x->succ_mask;
+    x->succ_n -= c->nsv;
     /* C's slot is reused only by a later push to this proxy, after output. */
     int rc = output(m, p, &f);
     chunk_release(m, c);
