@@ -75,6 +75,7 @@ typedef struct mp_chunk {
     uint32_t tid;
     uint32_t pending;        /* resolved in-edges whose source is not written yet */
     uint16_t nsv, nptv;      /* < RNR_MAX_CPUS */
+    uint32_t ptv_cpus;       /* bit cpu % 32 of every cpu in the PTV (a filter) */
     union {                  /* the PTV, unsorted while open */
         rnr_ptv_entry in[INLINE_PTV];    /* nptv <= INLINE_PTV */
         rnr_ptv_entry *spill;            /* nptv > INLINE_PTV: a spill buffer */
@@ -293,27 +294,31 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
     c->cs = in->cs;
     c->pending = 0;
     c->nptv = 0;
+    c->ptv_cpus = 0;
     c->nsv = (uint16_t)in->nsv;
-    if (x->succ_n + in->nsv > x->succ_mask + 1) {
-        uint32_t mask = x->succ_mask;
-        while (x->succ_n + in->nsv > mask + 1)
-            mask = 2 * mask + 1;
-        uint16_t *f = xmalloc(((size_t)mask + 1) * sizeof *f);
-        for (uint32_t i = 0; i < x->succ_n; i++)
-            f[i] = x->succ[(x->succ_head + i) & x->succ_mask];
-        free(x->succ);
-        account(m, (int64_t)(((size_t)mask - x->succ_mask) * sizeof *f));
-        x->succ = f;
-        x->succ_head = 0;
-        x->succ_mask = mask;
-    }
-    for (uint32_t i = 0; i < in->nsv; i++)
-        x->succ[(x->succ_head + x->succ_n++) & x->succ_mask] = (uint16_t)in->sv[i].cpu;
     c->bound = m->msp ? sat_add(last, m->msp) : BOUND_MAX;
     m->open++;
     if (m->open > m->st.peak_open)
         m->st.peak_open = m->open;
     return c;
+}
+
+/* Room in X's successor FIFO for N more cpus. */
+static void succ_reserve(maxpar *m, proxy *x, uint32_t n)
+{
+    if (x->succ_n + n <= x->succ_mask + 1)
+        return;
+    uint32_t mask = x->succ_mask;
+    while (x->succ_n + n > mask + 1)
+        mask = 2 * mask + 1;
+    uint16_t *f = xmalloc(((size_t)mask + 1) * sizeof *f);
+    for (uint32_t i = 0; i < x->succ_n; i++)
+        f[i] = x->succ[(x->succ_head + i) & x->succ_mask];
+    free(x->succ);
+    account(m, (int64_t)(((size_t)mask - x->succ_mask) * sizeof *f));
+    x->succ = f;
+    x->succ_head = 0;
+    x->succ_mask = mask;
 }
 
 /* Gives back what chunk C (no longer open) held outside its ring slot. */
@@ -328,12 +333,16 @@ static void chunk_release(maxpar *m, mp_chunk *c)
 static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
 {
     rnr_ptv_entry *p = ptv_of(c);
-    for (uint32_t i = 0; i < c->nptv; i++) {
-        if (p[i].cpu == from) {
-            p[i].count += count;
-            return;
+    uint32_t bit = 1u << (from & 31);
+    if (c->ptv_cpus & bit) {
+        for (uint32_t i = 0; i < c->nptv; i++) {
+            if (p[i].cpu == from) {
+                p[i].count += count;
+                return;
+            }
         }
     }
+    c->ptv_cpus |= bit;
     if (c->nptv == INLINE_PTV) {
         /* A chunk awaits tokens from at most cpus - 1 others: the spill
          * buffer never needs to grow. */
@@ -647,6 +656,23 @@ static int trim(maxpar *m)
     return 0;
 }
 
+/* The first thing wrong with IN's successor vector. */
+static int sv_error(maxpar *m, const rnr_initial_chunk *in)
+{
+    for (uint32_t i = 0;; i++) {
+        const rnr_sv_entry *e = &in->sv[i];
+        if (e->cpu >= m->cpus || e->cpu == in->cpu || e->ts < in->ts ||
+            (i && e->cpu <= in->sv[i - 1].cpu))
+            return fail(m, "cpu %u chunk with TS %llu has a malformed successor vector", in->cpu,
+                        (unsigned long long)in->ts);
+        if (m->msp && e->ts > sat_add(in->ts, m->msp))
+            return fail(m, "cpu %u chunk with TS %llu has a dependence to cpu %u at %llu, more "
+                           "than MSP %llu later: the log breaks bounded silence",
+                        in->cpu, (unsigned long long)in->ts, e->cpu, (unsigned long long)e->ts,
+                        (unsigned long long)m->msp);
+    }
+}
+
 int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
 {
     if (m->failed)
@@ -659,26 +685,29 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     if (x->seen && in->ts < x->last_ts)
         return fail(m, "cpu %u timestamp goes back from %llu to %llu", in->cpu,
                     (unsigned long long)x->last_ts, (unsigned long long)in->ts);
-    if (m->msp && sat_add(in->ts, m->msp) < m->H)
+    uint64_t limit = m->msp ? sat_add(in->ts, m->msp) : UINT64_MAX;   /* for SV times */
+    if (limit < m->H)
         return fail(m, "cpu %u chunk with TS %llu arrives after a chunk with TS %llu: the log "
                        "breaks bounded silence (MSP %llu)",
                     in->cpu, (unsigned long long)in->ts, (unsigned long long)m->H,
                     (unsigned long long)m->msp);
-    uint64_t last = in->ts;             /* the latest time in its SV */
+    /* One pass over the SV: checked without a branch per entry, its cpus
+     * copied to the successor FIFO (kept only if it is well formed), its
+     * latest time noted. */
+    succ_reserve(m, x, in->nsv);
+    uint64_t last = in->ts;
+    int64_t prev = -1;
+    int bad = 0;
     for (uint32_t i = 0; i < in->nsv; i++) {
         const rnr_sv_entry *e = &in->sv[i];
-        if (e->cpu >= m->cpus || e->cpu == in->cpu || e->ts < in->ts ||
-            (i && e->cpu <= in->sv[i - 1].cpu))
-            return fail(m, "cpu %u chunk with TS %llu has a malformed successor vector", in->cpu,
-                        (unsigned long long)in->ts);
-        if (m->msp && e->ts > sat_add(in->ts, m->msp))
-            return fail(m, "cpu %u chunk with TS %llu has a dependence to cpu %u at %llu, more "
-                           "than MSP %llu later: the log breaks bounded silence",
-                        in->cpu, (unsigned long long)in->ts, e->cpu, (unsigned long long)e->ts,
-                        (unsigned long long)m->msp);
-        if (e->ts > last)
-            last = e->ts;
+        bad |= (e->cpu >= m->cpus) | (e->cpu == in->cpu) | ((int64_t)e->cpu <= prev) |
+               (e->ts < in->ts) | (e->ts > limit);
+        prev = e->cpu;
+        last = e->ts > last ? e->ts : last;
+        x->succ[(x->succ_head + x->succ_n + i) & x->succ_mask] = (uint16_t)e->cpu;
     }
+    if (bad)
+        return sv_error(m, in);
     if (in->cs == 0 || in->cs > (UINT64_MAX >> 1))
         return fail(m, "cpu %u chunk with TS %llu has size %llu, out of range", in->cpu,
                     (unsigned long long)in->ts, (unsigned long long)in->cs);
@@ -688,6 +717,7 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
         m->H = in->ts;
     m->st.chunks_in++;
     m->st.dependences += in->nsv;
+    x->succ_n += in->nsv;
     uint32_t seq = x->head + x->n;
     mp_chunk *c = chunk_push(m, x, in, last);
     resolve_waiting(m, x, c, seq);
