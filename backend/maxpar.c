@@ -432,14 +432,16 @@ static inline void work_add(maxpar *m, uint32_t p)
     }
 }
 
-/* An edge to chunk number DST of cpu Q that will not get its token from
- * this source any more (dropped, or decided): one pending predecessor
- * fewer. */
-static inline void edge_decided(maxpar *m, uint32_t q, uint32_t dst)
+/* An edge to chunk D, number DST of cpu Q, that will not get its token
+ * from this source any more (dropped, or decided): one pending
+ * predecessor fewer. */
+static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst)
 {
-    proxy *x = &m->px[q];
-    if (--chunk_at(x, dst)->pending == 0 && x->n && x->head == dst)
-        work_add(m, q);
+    if (--d->pending == 0) {
+        const proxy *x = &m->px[q];
+        if (x->n && x->head == dst)
+            work_add(m, q);
+    }
 }
 
 /* Chunk C, number SEQ of cpu q (just read), is the destination of every
@@ -460,12 +462,12 @@ static void resolve_waiting(maxpar *m, proxy *x, mp_chunk *c, uint32_t seq)
         for (; due; due &= due - 1) {
             uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
             waiting_list *l = &x->waiting[p];
-            uint32_t r = l->resolved;
-            do {
-                edge_at(l, r)->dst = seq;
-                c->pending++;
-                r++;
-            } while (r < l->n && edge_at(l, r)->t < c->ts);
+            mp_edge *e = l->e;
+            uint32_t head = l->head, mask = l->mask, n = l->n, r0 = l->resolved, r = r0;
+            do
+                e[(head + r++) & mask].dst = seq;
+            while (r < n && e[(head + r) & mask].t < c->ts);
+            c->pending += r - r0;
             l->resolved = r;
             note_unresolved(x, l, p);
         }
@@ -482,8 +484,9 @@ static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t
         l->n--;
         m->edges--;
         if (l->resolved > l->n) {
+            uint32_t dst = edge_at(l, l->n)->dst;
             l->resolved = l->n;
-            edge_decided(m, q, edge_at(l, l->n)->dst);
+            edge_decided(m, q, chunk_at(x, dst), dst);
         }
         m->st.dropped_later++;
     }
@@ -574,30 +577,34 @@ static int write_chunk(maxpar *m, uint32_t p)
         uint32_t q = x->succ[(x->succ_head + i) & x->succ_mask];
         proxy *y = &m->px[q];
         waiting_list *l = &y->waiting[p];   /* c added an edge to it: allocated */
-        if (!l->n || edge_at(l, 0)->src != seq)
+        uint32_t n = l->n, head = l->head;
+        if (!n || l->e[head].src != seq)
             continue;                   /* dropped by a later chunk */
-        mp_edge e = *edge_at(l, 0);
-        int resolved = l->resolved > 0;
-        /* Implied by the next edge if that lands in the same chunk. Not
-         * knowable for an Early edge: q's next chunk may end between the
-         * two times, so each Early edge keeps its token. */
-        int same = resolved && l->n > 1 && chunk_at(y, e.dst)->ts > edge_at(l, 1)->t;
-        l->head = (l->head + 1) & l->mask;
-        l->n--;
+        mp_edge e = l->e[head];
+        uint32_t next = (head + 1) & l->mask;
+        /* Resolved (the destination is known) iff among the first
+         * `resolved` entries; popping it leaves the unresolved ones as
+         * they were. */
+        mp_chunk *d = l->resolved ? chunk_at(y, e.dst) : NULL;
+        l->head = next;
+        l->n = n - 1;
         m->edges--;
-        if (resolved)
-            l->resolved--;          /* the list's unresolved entries stay as they were */
-        else
-            note_unresolved(y, l, p);
-        if (resolved) {
-            if (same) {
+        if (d) {
+            l->resolved--;
+            /* Implied by the next edge if that lands in the same chunk.
+             * Not knowable for an Early edge: q's next chunk may end
+             * between the two times, so each Early edge keeps its token. */
+            if (n > 1 && d->ts > l->e[next].t) {
                 m->st.dropped_same++;
             } else {
                 m->stv_buf[nstv++] = q;
-                ptv_add(m, chunk_at(y, e.dst), p, 1);
+                ptv_add(m, d, p, 1);
             }
-            edge_decided(m, q, e.dst);
-        } else if (m->eof) {
+            edge_decided(m, q, d, e.dst);
+            continue;
+        }
+        note_unresolved(y, l, p);
+        if (m->eof) {
             m->st.discarded++;          /* q never dumps a later chunk */
         } else {
             /* Early: q's next chunk to come is the destination. */
