@@ -524,12 +524,14 @@ static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
     }
 }
 
+/* Holds C, a chunk without successors: its PTV is a few entries, copied
+ * in a loop rather than through a call. */
 static void hold(held_chunk *h, const rnr_final_chunk *c)
 {
     h->valid = 1;
     h->c = *c;
-    memcpy(h->stv, c->stv, c->nstv * sizeof *h->stv);
-    memcpy(h->ptv, c->ptv, c->nptv * sizeof *h->ptv);
+    for (uint32_t i = 0; i < c->nptv; i++)
+        h->ptv[i] = c->ptv[i];
     h->c.stv = h->stv;
     h->c.ptv = h->ptv;
 }
@@ -562,7 +564,7 @@ static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
     }
     if (c->nstv)
         return emit(m, c);
-    hold(h, c);
+    hold(h, c);                         /* nstv == 0 */
     return 0;
 }
 
