@@ -62,6 +62,8 @@
 
 #define INLINE_PTV 3
 #define BOUND_MAX (UINT64_MAX - 1)   /* "only at the end of the log" */
+/* Growth, first use and failure: out of the per-chunk paths. */
+#define COLD __attribute__((cold, noinline))
 
 /* An open chunk. It lives in its proxy's ring, at the slot of its sequence
  * number (the how-many-th chunk of its cpu it is), and is named by that
@@ -153,7 +155,7 @@ static inline void account(maxpar *m, int64_t delta)
         m->st.peak_bytes = m->bytes;
 }
 
-static int fail(maxpar *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(maxpar *m, const char *fmt, ...) __attribute__((format(printf, 2, 3))) COLD;
 static int fail(maxpar *m, const char *fmt, ...)
 {
     if (!m->failed) {
@@ -174,15 +176,19 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 static inline void bit_set(uint64_t *b, uint32_t i) { b[i >> 6] |= 1ull << (i & 63); }
 static inline void bit_clear(uint64_t *b, uint32_t i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 
+static COLD void *spill_new(maxpar *m)
+{
+    account(m, (int64_t)m->spill_size);
+    return xmalloc(m->spill_size);
+}
+
 static inline void *spill_get(maxpar *m)
 {
     void *b = m->spill_free;
-    if (b) {
-        memcpy(&m->spill_free, b, sizeof(void *));
-        return b;
-    }
-    account(m, (int64_t)m->spill_size);
-    return xmalloc(m->spill_size);
+    if (!b)
+        return spill_new(m);
+    memcpy(&m->spill_free, b, sizeof(void *));
+    return b;
 }
 
 static inline void spill_put(maxpar *m, void *b)
@@ -273,20 +279,24 @@ uint64_t maxpar_open_chunks(const maxpar *m) { return m->open; }
 
 /* ---- chunks ---- */
 
+static COLD void ring_grow(maxpar *m, proxy *x)
+{
+    uint32_t mask = 2 * x->mask + 1;
+    mp_chunk *r = ring_alloc((size_t)mask + 1);
+    for (uint32_t i = 0; i < x->n; i++)
+        r[(x->head + i) & mask] = *open_at(x, i);
+    free(x->ring);
+    account(m, (int64_t)(((size_t)x->mask + 1) * sizeof *r));
+    x->ring = r;
+    x->mask = mask;
+}
+
 /* Appends chunk IN (checked; its latest SV time LAST) to proxy X as its
  * newest open chunk. */
 static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, uint64_t last)
 {
-    if (x->n == x->mask + 1) {
-        uint32_t mask = 2 * x->mask + 1;
-        mp_chunk *r = ring_alloc((size_t)mask + 1);
-        for (uint32_t i = 0; i < x->n; i++)
-            r[(x->head + i) & mask] = *open_at(x, i);
-        free(x->ring);
-        account(m, (int64_t)(((size_t)x->mask + 1) * sizeof *r));
-        x->ring = r;
-        x->mask = mask;
-    }
+    if (x->n == x->mask + 1)
+        ring_grow(m, x);
     mp_chunk *c = open_at(x, x->n);
     x->n++;
     c->tid = in->tid;
@@ -304,10 +314,8 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
 }
 
 /* Room in X's successor FIFO for N more cpus. */
-static void succ_reserve(maxpar *m, proxy *x, uint32_t n)
+static COLD void succ_grow(maxpar *m, proxy *x, uint32_t n)
 {
-    if (x->succ_n + n <= x->succ_mask + 1)
-        return;
     uint32_t mask = x->succ_mask;
     while (x->succ_n + n > mask + 1)
         mask = 2 * mask + 1;
@@ -319,6 +327,12 @@ static void succ_reserve(maxpar *m, proxy *x, uint32_t n)
     x->succ = f;
     x->succ_head = 0;
     x->succ_mask = mask;
+}
+
+static inline void succ_reserve(maxpar *m, proxy *x, uint32_t n)
+{
+    if (x->succ_n + n > x->succ_mask + 1)
+        succ_grow(m, x, n);
 }
 
 /* Gives back what chunk C (no longer open) held outside its ring slot. */
@@ -374,14 +388,18 @@ static uint32_t first_after(const proxy *x, uint64_t t)
     return lo;
 }
 
-static waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
+static COLD void waiting_alloc(maxpar *m, proxy *x)
+{
+    x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
+    x->due = xcalloc(m->cpus, sizeof *x->due);
+    account(m, (int64_t)(m->cpus * (sizeof *x->waiting + sizeof *x->due)));
+}
+
+static inline waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
 {
     proxy *x = &m->px[q];
-    if (!x->waiting) {
-        x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
-        x->due = xcalloc(m->cpus, sizeof *x->due);
-        account(m, (int64_t)(m->cpus * (sizeof *x->waiting + sizeof *x->due)));
-    }
+    if (!x->waiting)
+        waiting_alloc(m, x);
     return &x->waiting[p];
 }
 
@@ -399,23 +417,30 @@ static inline void note_unresolved(proxy *x, const waiting_list *l, uint32_t p)
     }
 }
 
-static void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
+/* Room for one more edge in L (which has none allocated, or is full). */
+static COLD void edges_grow(maxpar *m, waiting_list *l)
 {
     if (!l->e) {
         l->mask = 7;
         l->e = xmalloc((l->mask + 1) * sizeof *l->e);
         account(m, (int64_t)((l->mask + 1) * sizeof *l->e));
-    } else if (l->n == l->mask + 1) {
-        uint32_t mask = 2 * l->mask + 1;
-        mp_edge *ne = xmalloc(((size_t)mask + 1) * sizeof *ne);
-        for (uint32_t i = 0; i < l->n; i++)
-            ne[i] = *edge_at(l, i);
-        free(l->e);
-        account(m, (int64_t)(((size_t)l->mask + 1) * sizeof *ne));
-        l->e = ne;
-        l->head = 0;
-        l->mask = mask;
+        return;
     }
+    uint32_t mask = 2 * l->mask + 1;
+    mp_edge *ne = xmalloc(((size_t)mask + 1) * sizeof *ne);
+    for (uint32_t i = 0; i < l->n; i++)
+        ne[i] = *edge_at(l, i);
+    free(l->e);
+    account(m, (int64_t)(((size_t)l->mask + 1) * sizeof *ne));
+    l->e = ne;
+    l->head = 0;
+    l->mask = mask;
+}
+
+static inline void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
+{
+    if (!l->e || l->n == l->mask + 1)
+        edges_grow(m, l);
     *edge_at(l, l->n) = *e;
     l->n++;
     m->edges++;
@@ -568,6 +593,13 @@ static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
     return 0;
 }
 
+static COLD void early_alloc(maxpar *m, proxy *y)
+{
+    y->early = xcalloc(m->cpus, sizeof *y->early);
+    y->early_t = xcalloc(m->cpus, sizeof *y->early_t);
+    account(m, (int64_t)(m->cpus * 12));
+}
+
 /* Writes the oldest open chunk of cpu P: decides its edges, sends its
  * tokens, and frees it. */
 static int write_chunk(maxpar *m, uint32_t p)
@@ -610,11 +642,8 @@ static int write_chunk(maxpar *m, uint32_t p)
             m->st.discarded++;          /* q never dumps a later chunk */
         } else {
             /* Early: q's next chunk to come is the destination. */
-            if (!y->early) {
-                y->early = xcalloc(m->cpus, sizeof *y->early);
-                y->early_t = xcalloc(m->cpus, sizeof *y->early_t);
-                account(m, (int64_t)(m->cpus * 12));
-            }
+            if (!y->early)
+                early_alloc(m, y);
             y->early[p]++;
             if (e.t > y->early_t[p])
                 y->early_t[p] = e.t;
@@ -666,7 +695,7 @@ static int trim(maxpar *m)
 }
 
 /* The first thing wrong with IN's successor vector. */
-static int sv_error(maxpar *m, const rnr_initial_chunk *in)
+static COLD int sv_error(maxpar *m, const rnr_initial_chunk *in)
 {
     for (uint32_t i = 0;; i++) {
         const rnr_sv_entry *e = &in->sv[i];
