@@ -494,7 +494,10 @@ static void resolve_waiting(maxpar *m, proxy *x, mp_chunk *c, uint32_t seq)
             while (r < n && e[(head + r) & mask].t < c->ts);
             c->pending += r - r0;
             l->resolved = r;
-            note_unresolved(x, l, p);
+            if (r < n)
+                x->due[p] = e[(head + r) & mask].t;
+            else
+                bit_clear(x->unresolved, p);
         }
     }
 }
@@ -516,15 +519,24 @@ static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t
         m->st.dropped_later++;
     }
     mp_edge e = { t, seq, 0 };
-    uint32_t i;
-    /* An earlier entry unresolved: so is this one. */
-    if (l->resolved == l->n && (i = first_after(x, t)) < x->n) {
-        e.dst = x->head + i;
-        open_at(x, i)->pending++;
-        l->resolved++;
+    /* An earlier entry unresolved: so is this one, and the list's oldest
+     * unresolved entry (its due time) stays what it was (the drops above
+     * take entries from the tail only). Otherwise the destination is
+     * looked up, and the list is unresolved from this entry on if there
+     * is none yet. */
+    if (l->resolved == l->n) {
+        uint32_t i = first_after(x, t);
+        if (i < x->n) {
+            e.dst = x->head + i;
+            open_at(x, i)->pending++;
+            l->resolved++;
+            bit_clear(x->unresolved, p);
+        } else {
+            bit_set(x->unresolved, p);
+            x->due[p] = t;
+        }
     }
     edge_push(m, l, &e);
-    note_unresolved(x, l, p);
 }
 
 /* ---- writing ---- */
