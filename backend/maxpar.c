@@ -305,6 +305,8 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
     c->pending = 0;
     c->nptv = 0;
     c->ptv_cpus = 0;
+    for (uint32_t i = 0; i < INLINE_PTV; i++)
+        c->ptv.in[i].cpu = UINT32_MAX;  /* sentinels for sort_ptv */
     c->nsv = (uint16_t)in->nsv;
     c->bound = m->msp ? sat_add(last, m->msp) : BOUND_MAX;
     m->open++;
@@ -550,8 +552,29 @@ static int emit(maxpar *m, const rnr_final_chunk *c)
 }
 
 /* PTVs are short: insertion sort by cpu. */
-static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
+static inline void ptv_order(rnr_ptv_entry *a, rnr_ptv_entry *b)
 {
+    rnr_ptv_entry x = *a, y = *b;
+    int swap = x.cpu > y.cpu;
+    *a = swap ? y : x;
+    *b = swap ? x : y;
+}
+
+/* Sorts C's PTV by cpu. The common short one (inline, at most
+ * INLINE_PTV = 3 entries) goes through a three-step sorting network with
+ * the free slots as sentinels (chunk_push sets their cpu to UINT32_MAX,
+ * sorted last): no loop, and the sentinels' compares are predictable. */
+static void sort_ptv(mp_chunk *c)
+{
+    uint32_t n = c->nptv;
+    if (n <= INLINE_PTV) {
+        rnr_ptv_entry *p = c->ptv.in;
+        ptv_order(&p[0], &p[1]);
+        ptv_order(&p[1], &p[2]);
+        ptv_order(&p[0], &p[1]);
+        return;
+    }
+    rnr_ptv_entry *p = c->ptv.spill;
     for (uint32_t i = 1; i < n; i++) {
         rnr_ptv_entry x = p[i];
         uint32_t j = i;
@@ -666,7 +689,7 @@ static int write_chunk(maxpar *m, uint32_t p)
     }
     m->st.tokens += nstv;
     rnr_ptv_entry *ptv = ptv_of(c);
-    sort_ptv(ptv, c->nptv);
+    sort_ptv(c);
     rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv };
     x->head++;
     x->n--;
