@@ -769,13 +769,15 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
      * latest time noted. */
     succ_reserve(m, x, in->nsv);
     uint64_t last = in->ts;
-    int64_t prev = -1;
+    uint32_t lo = 0;                    /* the least cpu the next entry may name */
     int bad = 0;
     for (uint32_t i = 0; i < in->nsv; i++) {
         const rnr_sv_entry *e = &in->sv[i];
-        bad |= (e->cpu >= m->cpus) | (e->cpu == in->cpu) | ((int64_t)e->cpu <= prev) |
-               (e->ts < in->ts) | (e->ts > limit);
-        prev = e->cpu;
+        /* Unsigned differences: lo <= cpu < cpus and ts <= e->ts <= limit,
+         * one compare each (a value below the range wraps above it). */
+        bad |= (e->cpu - lo >= m->cpus - lo) | (e->cpu == in->cpu) |
+               (e->ts - in->ts > limit - in->ts);
+        lo = e->cpu + 1;
         last = e->ts > last ? e->ts : last;
         x->succ[(x->succ_head + x->succ_n + i) & x->succ_mask] = (uint16_t)e->cpu;
     }
