@@ -126,6 +126,7 @@ typedef struct proxy {
     uint64_t *due;           /* [cpus] with waiting: per source cpu in unresolved, the time
                                 of its oldest unresolved entry (packed for the scan) */
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
+    uint32_t unmatched;      /* number of the first chunk resolve_waiting has not seen */
     uint64_t last_ts;
     int seen, in_work;
     held_chunk held;
@@ -142,6 +143,7 @@ struct maxpar {
     size_t spill_size;
     uint32_t *work;          /* ring: cpus whose head may be writable, in the order found */
     uint32_t work_head, nwork;
+    uint32_t batch_cpu;      /* the cpu of the batch being read (UINT32_MAX: none) */
     uint32_t *stv_buf;       /* scratch for a chunk's STV */
     uint64_t open, edges, bytes;
     maxpar_stats st;
@@ -209,6 +211,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->words = (cpus + 63) / 64;
     m->msp = msp;
     m->trim_every = msp / 16 ? msp / 16 : 1;
+    m->batch_cpu = UINT32_MAX;
     m->emit = emit;
     m->emit_ctx = ctx;
     /* Room for cpus - 1 PTV entries, or the free-list link. */
@@ -471,36 +474,65 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
     }
 }
 
-/* Chunk C, number SEQ of cpu q (just read), is the destination of every
- * waiting entry of q with t < C.ts. A list's entries have increasing
- * times, so those are the prefix of its unresolved entries, and a list
- * whose oldest unresolved time (due) is not below C.ts has none: the scan
- * reads only the packed due times until it finds work. */
-static void resolve_waiting(maxpar *m, proxy *x, mp_chunk *c, uint32_t seq)
+/* Matches the chunks of proxy X read since its last match (numbers
+ * [x->unmatched, head + n)) with its waiting lists: every waiting entry
+ * with t below the newest one's TS gets as its destination the first of
+ * them with TS > t. A list's entries have increasing times, so those are
+ * a prefix of its unresolved entries, and only lists whose oldest
+ * unresolved time (due) is below that TS have any.
+ *
+ * The chunks of a batch (a run of consecutive chunks of one cpu in the
+ * log) are matched together when the batch ends, before anything else
+ * reads X's lists or pending counts: maxpar_add of another cpu's chunk
+ * (whose edges may go to X's lists), Trim, and the end. The result is the
+ * one of matching each chunk as it arrives: an entry that none of the
+ * batch's earlier chunks took has t >= their TS, so the first chunk of
+ * the batch with TS > t is its destination either way; nothing else
+ * happens to X's lists during the batch (a chunk's edges go to other
+ * cpus' lists). One scan of the lists per batch, not per chunk. */
+static void resolve_waiting(maxpar *m, proxy *x)
 {
+    uint32_t first = x->unmatched, end = x->head + x->n;
+    x->unmatched = end;
+    if (first == end)
+        return;
+    uint64_t ts = chunk_at(x, end - 1)->ts;
     for (uint32_t w = 0; w < m->words; w++) {
         /* The lists with work, found without a branch per list (which
          * of them have work is close to random). */
         uint64_t due = 0;
         for (uint64_t bits = x->unresolved[w]; bits; bits &= bits - 1) {
             uint32_t b = (uint32_t)__builtin_ctzll(bits);
-            due |= (uint64_t)(x->due[w * 64 + b] < c->ts) << b;
+            due |= (uint64_t)(x->due[w * 64 + b] < ts) << b;
         }
         for (; due; due &= due - 1) {
             uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
             waiting_list *l = &x->waiting[p];
             mp_edge *e = l->e;
-            uint32_t head = l->head, mask = l->mask, n = l->n, r0 = l->resolved, r = r0;
-            do
-                e[(head + r++) & mask].dst = seq;
-            while (r < n && e[(head + r) & mask].t < c->ts);
-            c->pending += r - r0;
+            uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved, seq = first;
+            mp_chunk *d = chunk_at(x, seq);
+            do {
+                mp_edge *ed = &e[(head + r++) & mask];
+                while (d->ts <= ed->t)      /* ends: the newest chunk has TS > ed->t */
+                    d = chunk_at(x, ++seq);
+                ed->dst = seq;
+                d->pending++;
+            } while (r < n && e[(head + r) & mask].t < ts);
             l->resolved = r;
             if (r < n)
                 x->due[p] = e[(head + r) & mask].t;
             else
                 bit_clear(x->unresolved, p);
         }
+    }
+}
+
+/* Ends the current batch: matches its chunks (resolve_waiting). */
+static void end_batch(maxpar *m)
+{
+    if (m->batch_cpu != UINT32_MAX) {
+        resolve_waiting(m, &m->px[m->batch_cpu]);
+        m->batch_cpu = UINT32_MAX;
     }
 }
 
@@ -754,6 +786,8 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
         return fail(m, "chunk added after the end of the log");
     if (in->cpu >= m->cpus)
         return fail(m, "chunk of cpu %u in a log of %u cpus", in->cpu, m->cpus);
+    if (in->cpu != m->batch_cpu)
+        end_batch(m);
     proxy *x = &m->px[in->cpu];
     if (x->seen && in->ts < x->last_ts)
         return fail(m, "cpu %u timestamp goes back from %llu to %llu", in->cpu,
@@ -795,7 +829,7 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     x->succ_n += in->nsv;
     uint32_t seq = x->head + x->n;
     mp_chunk *c = chunk_push(m, x, in, last);
-    resolve_waiting(m, x, c, seq);
+    m->batch_cpu = in->cpu;             /* matched with the waiting lists at the batch's end */
     /* Early tokens wait for this, the first chunk the cpu dumps after them. */
     for (uint32_t w = 0; w < m->words; w++) {
         uint64_t bits = x->early_set[w];
@@ -815,8 +849,10 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     }
     for (uint32_t i = 0; i < in->nsv; i++)
         add_edge(m, in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
-    if (m->H >= m->last_trim + m->trim_every)
+    if (m->H >= m->last_trim + m->trim_every) {
+        end_batch(m);
         return trim(m);
+    }
     return 0;
 }
 
@@ -824,6 +860,7 @@ int maxpar_finish(maxpar *m)
 {
     if (m->failed)
         return -1;
+    end_batch(m);
     m->eof = 1;
     m->H = UINT64_MAX;
     if (trim(m) < 0)
