@@ -226,7 +226,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
         x->unresolved = xcalloc(m->words, sizeof *x->unresolved);
         x->early_set = xcalloc(m->words, sizeof *x->early_set);
         x->held.stv = xmalloc(cpus * sizeof *x->held.stv);
-        x->held.ptv = xmalloc(cpus * sizeof *x->held.ptv);
+        x->held.ptv = xmalloc((cpus > INLINE_PTV ? cpus : INLINE_PTV) * sizeof *x->held.ptv);
     }
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
@@ -309,7 +309,7 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
     c->nptv = 0;
     c->ptv_cpus = 0;
     for (uint32_t i = 0; i < INLINE_PTV; i++)
-        c->ptv.in[i].cpu = UINT32_MAX;  /* sentinels for sort_ptv */
+        c->ptv.in[i] = (rnr_ptv_entry){ UINT32_MAX, 0 };  /* sentinels for sort_ptv */
     c->nsv = (uint16_t)in->nsv;
     c->bound = m->msp ? sat_add(last, m->msp) : BOUND_MAX;
     m->open++;
@@ -616,14 +616,21 @@ static void sort_ptv(mp_chunk *c)
     }
 }
 
-/* Holds C, a chunk without successors: its PTV is a few entries, copied
- * in a loop rather than through a call. */
+/* Holds C, a chunk without successors (from write_chunk: a PTV of at
+ * most INLINE_PTV entries is its open chunk's inline array, whose free
+ * slots hold sentinels): a short PTV is copied whole, without a loop on
+ * its length (h->ptv has room for INLINE_PTV entries). */
 static void hold(held_chunk *h, const rnr_final_chunk *c)
 {
     h->valid = 1;
     h->c = *c;
-    for (uint32_t i = 0; i < c->nptv; i++)
-        h->ptv[i] = c->ptv[i];
+    if (c->nptv <= INLINE_PTV) {
+        for (uint32_t i = 0; i < INLINE_PTV; i++)
+            h->ptv[i] = c->ptv[i];
+    } else {
+        for (uint32_t i = 0; i < c->nptv; i++)
+            h->ptv[i] = c->ptv[i];
+    }
     h->c.stv = h->stv;
     h->c.ptv = h->ptv;
 }
