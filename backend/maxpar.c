@@ -1,12 +1,21 @@
 /* backend/maxpar.c: backend pass 1 (initial log -> MaxPar), after the
  * reference's Figure 3.8: each CPU has a proxy with its open chunks in
  * chronological order and, per other CPU, a waiting list of that CPU's
- * dependences whose destination is (or will be) in this proxy. Adding a
- * chunk resolves the waiting entries it is the destination of (the first
- * chunk with TS > t) and binary-searches the open chunks of its successor
- * CPUs for its own; Trim writes chunks that are old enough and whose
+ * dependences whose destination is (or will be) in this proxy. A chunk
+ * becomes the destination of the waiting entries with t below its TS
+ * that no earlier chunk took (the first chunk with TS > t; matched once
+ * per batch of chunks, resolve_waiting), and a new dependence whose
+ * destination is already read finds it by binary search over the open
+ * chunks of its CPU; Trim writes chunks that are old enough and whose
  * predecessors are written; the Early Token Vector carries dependences to
  * CPUs that had no monitored chunk at the time.
+ *
+ * Data layout (for speed; the algorithm is the reference's): a proxy's
+ * open chunks are a ring of 64-byte structs indexed by per-cpu sequence
+ * number, which names them in the waiting lists; their SV cpus wait in a
+ * per-proxy FIFO until they are written; a proxy keeps, per source cpu
+ * with unresolved entries, the time of the oldest (due), so that a batch
+ * touches only the lists it resolves something in.
  *
  * Why a chunk c may be written once H > bound(c) = max(c.ts, t_max) + MSP,
  * H being the largest TS read so far and t_max the latest time in c's SV.
@@ -22,7 +31,8 @@
  * What must be final before c is written:
  * (1) Its predecessors. An edge A -> c stems from an SV time t with
  *     A.ts <= t < c.ts. A.start <= A.ts < c.ts < H - MSP, so A was read by
- *     (BS), and the edge was resolved when the later of A and c was read.
+ *     (BS), and the edge was resolved when the later of A and c was read
+ *     (at the end of that chunk's batch, which comes before any Trim).
  * (2) The fate of its in-edges. A's edge to c's CPU is dropped only by a
  *     later chunk B of A's CPU with a dependence to the same CPU at
  *     t_B <= t (below), or when A itself is written (before c).
