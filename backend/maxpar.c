@@ -1,12 +1,21 @@
 /* backend/maxpar.c: backend pass 1 (initial log -> MaxPar), after the
  * reference's Figure 3.8: each CPU has a proxy with its open chunks in
  * chronological order and, per other CPU, a waiting list of that CPU's
- * dependences whose destination is (or will be) in this proxy. Adding a
- * chunk resolves the waiting entries it is the destination of (the first
- * chunk with TS > t) and binary-searches the open chunks of its successor
- * CPUs for its own; Trim writes chunks that are old enough and whose
+ * dependences whose destination is (or will be) in this proxy. A chunk
+ * becomes the destination of the waiting entries with t below its TS
+ * that no earlier chunk took (the first chunk with TS > t; matched once
+ * per batch of chunks, resolve_waiting), and a new dependence whose
+ * destination is already read finds it by binary search over the open
+ * chunks of its CPU; Trim writes chunks that are old enough and whose
  * predecessors are written; the Early Token Vector carries dependences to
  * CPUs that had no monitored chunk at the time.
+ *
+ * Data layout (for speed; the algorithm is the reference's): a proxy's
+ * open chunks are a ring of 64-byte structs indexed by per-cpu sequence
+ * number, which names them in the waiting lists; their SV cpus wait in a
+ * per-proxy FIFO until they are written; a proxy keeps, per source cpu
+ * with unresolved entries, the time of the oldest (due), so that a batch
+ * touches only the lists it resolves something in.
  *
  * Why a chunk c may be written once H > bound(c) = max(c.ts, t_max) + MSP,
  * H being the largest TS read so far and t_max the latest time in c's SV.
@@ -22,7 +31,8 @@
  * What must be final before c is written:
  * (1) Its predecessors. An edge A -> c stems from an SV time t with
  *     A.ts <= t < c.ts. A.start <= A.ts < c.ts < H - MSP, so A was read by
- *     (BS), and the edge was resolved when the later of A and c was read.
+ *     (BS), and the edge was resolved when the later of A and c was read
+ *     (at the end of that chunk's batch, which comes before any Trim).
  * (2) The fate of its in-edges. A's edge to c's CPU is dropped only by a
  *     later chunk B of A's CPU with a dependence to the same CPU at
  *     t_B <= t (below), or when A itself is written (before c).
@@ -60,34 +70,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INLINE_SV 4
-#define INLINE_PTV 4
+#define INLINE_PTV 3
 #define BOUND_MAX (UINT64_MAX - 1)   /* "only at the end of the log" */
+/* Growth, first use and failure: out of the per-chunk paths. */
+#define COLD __attribute__((cold, noinline))
 
+/* An open chunk. It lives in its proxy's ring, at the slot of its sequence
+ * number (the how-many-th chunk of its cpu it is), and is named by that
+ * number elsewhere. The ring moves chunks when it grows, so a chunk holds
+ * no pointer into itself. One cache line: what the edges of other cpus
+ * touch (ts, pending, the PTV) and what Trim tests (pending, bound) are
+ * together; its SV cpus are in its proxy's successor FIFO. */
 typedef struct mp_chunk {
-    uint32_t cpu, tid;
     uint64_t ts, cs;
     uint64_t bound;          /* may be written once H > bound */
+    uint32_t tid;
     uint32_t pending;        /* resolved in-edges whose source is not written yet */
-    uint32_t nsv, nptv, ptv_cap;
-    rnr_sv_entry *sv;        /* its dependences, cpus ascending */
-    rnr_ptv_entry *ptv;      /* tokens it awaits (unsorted while open) */
-    rnr_sv_entry sv_inline[INLINE_SV];
-    rnr_ptv_entry ptv_inline[INLINE_PTV];
-    struct mp_chunk *next_free;
+    uint16_t nsv, nptv;      /* < RNR_MAX_CPUS */
+    uint32_t ptv_cpus;       /* bit cpu % 32 of every cpu in the PTV (a filter) */
+    union {                  /* the PTV, unsorted while open */
+        rnr_ptv_entry in[INLINE_PTV];    /* nptv <= INLINE_PTV */
+        rnr_ptv_entry *spill;            /* nptv > INLINE_PTV: a spill buffer */
+    } ptv;
 } mp_chunk;
 
-/* An edge of a waiting list: SRC's dependence at time T; DST once known. */
+_Static_assert(sizeof(mp_chunk) == 64, "an open chunk is one cache line");
+
+/* An edge of a waiting list: the dependence at time T of the source cpu's
+ * chunk number SRC; DST, the number of its destination on the list's
+ * proxy, is valid for the list's entries [0, resolved).
+ * Sequence numbers are 32 bits and wrap: only open chunks are ever named,
+ * and fewer than 2^32 chunks of a cpu are open at once, so they stay
+ * distinct (and ring slots are seq & mask, the same for the wrapped value). */
 typedef struct mp_edge {
-    mp_chunk *src, *dst;
     uint64_t t;
+    uint32_t src, dst;
 } mp_edge;
 
 /* The waiting list of proxy q for source cpu p: a ring of edges, oldest
  * source first; entries [0, resolved) have their destination. */
 typedef struct waiting_list {
-    mp_edge *e;
-    uint32_t head, n, cap, resolved;
+    mp_edge *e;              /* NULL until the first edge */
+    uint32_t head, n, mask, resolved;
 } waiting_list;
 
 /* The C0 of the merge: the last chunk of a CPU, held back while it has no
@@ -100,13 +124,19 @@ typedef struct held_chunk {
 } held_chunk;
 
 typedef struct proxy {
-    mp_chunk **open;         /* ring of open chunks, TS nondecreasing */
-    uint64_t head, n, cap;
-    waiting_list **waiting;  /* [cpus], allocated on first use */
+    mp_chunk *ring;          /* open chunks, TS nondecreasing: number s at ring[s & mask] */
+    uint32_t mask;
+    uint32_t head, n;        /* number of the oldest open chunk; open chunks */
+    uint16_t *succ;          /* FIFO of the SV cpus of the open chunks, in chunk order */
+    uint32_t succ_head, succ_n, succ_mask;
+    waiting_list *waiting;   /* [cpus], allocated on first use */
     uint32_t *early;         /* [cpus] Early Token Vector, allocated on first use */
     uint64_t *early_t;       /* [cpus] latest dependence time behind the early tokens */
     uint64_t *unresolved;    /* bitset of source cpus with unresolved entries here */
+    uint64_t *due;           /* [cpus] with waiting: per source cpu in unresolved, the time
+                                of its oldest unresolved entry (packed for the scan) */
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
+    uint32_t unmatched;      /* number of the first chunk resolve_waiting has not seen */
     uint64_t last_ts;
     int seen, in_work;
     held_chunk held;
@@ -119,25 +149,25 @@ struct maxpar {
     proxy *px;
     maxpar_emit_fn emit;
     void *emit_ctx;
-    mp_chunk *free_chunks;
+    void *spill_free;        /* recycled PTV spill buffers, linked through their first word */
+    size_t spill_size;
     uint32_t *work;          /* ring: cpus whose head may be writable, in the order found */
     uint32_t work_head, nwork;
+    uint32_t batch_cpu;      /* the cpu of the batch being read (UINT32_MAX: none) */
     uint32_t *stv_buf;       /* scratch for a chunk's STV */
     uint64_t open, edges, bytes;
     maxpar_stats st;
     char error[RNR_ERR_MAX];
 };
 
-
-
-static void account(maxpar *m, int64_t delta)
+static inline void account(maxpar *m, int64_t delta)
 {
     m->bytes += (uint64_t)delta;
     if (m->bytes > m->st.peak_bytes)
         m->st.peak_bytes = m->bytes;
 }
 
-static int fail(maxpar *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(maxpar *m, const char *fmt, ...) __attribute__((format(printf, 2, 3))) COLD;
 static int fail(maxpar *m, const char *fmt, ...)
 {
     if (!m->failed) {
@@ -158,6 +188,32 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 static inline void bit_set(uint64_t *b, uint32_t i) { b[i >> 6] |= 1ull << (i & 63); }
 static inline void bit_clear(uint64_t *b, uint32_t i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 
+static COLD void *spill_new(maxpar *m)
+{
+    account(m, (int64_t)m->spill_size);
+    return xmalloc(m->spill_size);
+}
+
+static inline void *spill_get(maxpar *m)
+{
+    void *b = m->spill_free;
+    if (!b)
+        return spill_new(m);
+    memcpy(&m->spill_free, b, sizeof(void *));
+    return b;
+}
+
+static inline void spill_put(maxpar *m, void *b)
+{
+    memcpy(b, &m->spill_free, sizeof(void *));
+    m->spill_free = b;
+}
+
+static mp_chunk *ring_alloc(size_t n)
+{
+    return xoom(aligned_alloc(sizeof(mp_chunk), n * sizeof(mp_chunk)));
+}
+
 maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
 {
     maxpar *m = xcalloc(1, sizeof *m);
@@ -165,24 +221,33 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->words = (cpus + 63) / 64;
     m->msp = msp;
     m->trim_every = msp / 16 ? msp / 16 : 1;
+    m->batch_cpu = UINT32_MAX;
     m->emit = emit;
     m->emit_ctx = ctx;
+    /* Room for cpus - 1 PTV entries, or the free-list link. */
+    m->spill_size = (cpus > 2 ? cpus - 1 : 1) * sizeof(rnr_ptv_entry);
     m->px = xcalloc(cpus, sizeof *m->px);
     for (uint32_t p = 0; p < cpus; p++) {
         proxy *x = &m->px[p];
-        x->cap = 16;
-        x->open = xmalloc(x->cap * sizeof *x->open);
+        x->mask = 15;
+        x->ring = ring_alloc(x->mask + 1);
+        x->succ_mask = 63;
+        x->succ = xmalloc((x->succ_mask + 1) * sizeof *x->succ);
         x->unresolved = xcalloc(m->words, sizeof *x->unresolved);
         x->early_set = xcalloc(m->words, sizeof *x->early_set);
         x->held.stv = xmalloc(cpus * sizeof *x->held.stv);
-        x->held.ptv = xmalloc(cpus * sizeof *x->held.ptv);
+        x->held.ptv = xmalloc((cpus > INLINE_PTV ? cpus : INLINE_PTV) * sizeof *x->held.ptv);
     }
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
-    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk *) +
+    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) + 64 * sizeof(uint16_t) +
                                              2 * cpus * sizeof(uint32_t) + 16 * m->words)));
     return m;
 }
+
+static inline mp_chunk *chunk_at(const proxy *x, uint32_t seq) { return &x->ring[seq & x->mask]; }
+static inline mp_chunk *open_at(const proxy *x, uint32_t i) { return chunk_at(x, x->head + i); }
+static inline rnr_ptv_entry *ptv_of(mp_chunk *c) { return c->nptv > INLINE_PTV ? c->ptv.spill : c->ptv.in; }
 
 void maxpar_free(maxpar *m)
 {
@@ -190,22 +255,18 @@ void maxpar_free(maxpar *m)
         return;
     for (uint32_t p = 0; p < m->cpus; p++) {
         proxy *x = &m->px[p];
-        for (uint64_t i = 0; i < x->n; i++) {
-            mp_chunk *c = x->open[(x->head + i) & (x->cap - 1)];
-            if (c->sv != c->sv_inline)
-                free(c->sv);
-            if (c->ptv != c->ptv_inline)
-                free(c->ptv);
-            free(c);
+        for (uint32_t i = 0; i < x->n; i++) {
+            mp_chunk *c = open_at(x, i);
+            if (c->nptv > INLINE_PTV)
+                free(c->ptv.spill);
         }
-        free(x->open);
+        free(x->ring);
+        free(x->succ);
         if (x->waiting) {
-            for (uint32_t q = 0; q < m->cpus; q++) {
-                if (x->waiting[q])
-                    free(x->waiting[q]->e);
-                free(x->waiting[q]);
-            }
+            for (uint32_t q = 0; q < m->cpus; q++)
+                free(x->waiting[q].e);
             free(x->waiting);
+            free(x->due);
         }
         free(x->early);
         free(x->early_t);
@@ -214,10 +275,10 @@ void maxpar_free(maxpar *m)
         free(x->held.stv);
         free(x->held.ptv);
     }
-    while (m->free_chunks) {
-        mp_chunk *c = m->free_chunks;
-        m->free_chunks = c->next_free;
-        free(c);
+    while (m->spill_free) {
+        void *b = m->spill_free;
+        memcpy(&m->spill_free, b, sizeof(void *));
+        free(b);
     }
     free(m->px);
     free(m->work);
@@ -231,147 +292,170 @@ uint64_t maxpar_open_chunks(const maxpar *m) { return m->open; }
 
 /* ---- chunks ---- */
 
-static mp_chunk *chunk_new(maxpar *m, const rnr_initial_chunk *in)
+static COLD void ring_grow(maxpar *m, proxy *x)
 {
-    mp_chunk *c = m->free_chunks;
-    if (c)
-        m->free_chunks = c->next_free;
-    else
-        c = xmalloc(sizeof *c);
-    c->cpu = in->cpu;
+    uint32_t mask = 2 * x->mask + 1;
+    mp_chunk *r = ring_alloc((size_t)mask + 1);
+    for (uint32_t i = 0; i < x->n; i++)
+        r[(x->head + i) & mask] = *open_at(x, i);
+    free(x->ring);
+    account(m, (int64_t)(((size_t)x->mask + 1) * sizeof *r));
+    x->ring = r;
+    x->mask = mask;
+}
+
+/* Appends chunk IN (checked; its latest SV time LAST) to proxy X as its
+ * newest open chunk. */
+static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, uint64_t last)
+{
+    if (x->n == x->mask + 1)
+        ring_grow(m, x);
+    mp_chunk *c = open_at(x, x->n);
+    x->n++;
     c->tid = in->tid;
     c->ts = in->ts;
     c->cs = in->cs;
     c->pending = 0;
     c->nptv = 0;
-    c->ptv_cap = INLINE_PTV;
-    c->ptv = c->ptv_inline;
-    c->nsv = in->nsv;
-    c->sv = in->nsv <= INLINE_SV ? c->sv_inline : xmalloc(in->nsv * sizeof *c->sv);
-    if (in->nsv)
-        memcpy(c->sv, in->sv, in->nsv * sizeof *c->sv);
-    uint64_t last = in->ts;
-    for (uint32_t i = 0; i < in->nsv; i++)
-        if (in->sv[i].ts > last)
-            last = in->sv[i].ts;
+    c->ptv_cpus = 0;
+    for (uint32_t i = 0; i < INLINE_PTV; i++)
+        c->ptv.in[i] = (rnr_ptv_entry){ UINT32_MAX, 0 };  /* sentinels for sort_ptv */
+    c->nsv = (uint16_t)in->nsv;
     c->bound = m->msp ? sat_add(last, m->msp) : BOUND_MAX;
     m->open++;
     if (m->open > m->st.peak_open)
         m->st.peak_open = m->open;
-    account(m, (int64_t)(sizeof *c + (in->nsv > INLINE_SV ? in->nsv * sizeof *c->sv : 0)));
     return c;
 }
 
-static void chunk_free(maxpar *m, mp_chunk *c)
+/* Room in X's successor FIFO for N more cpus. */
+static COLD void succ_grow(maxpar *m, proxy *x, uint32_t n)
 {
-    int64_t extra = 0;
-    if (c->sv != c->sv_inline) {
-        extra += (int64_t)(c->nsv * sizeof *c->sv);
-        free(c->sv);
-    }
-    if (c->ptv != c->ptv_inline) {
-        extra += (int64_t)(c->ptv_cap * sizeof *c->ptv);
-        free(c->ptv);
-    }
-    account(m, -(int64_t)sizeof *c - extra);
-    c->next_free = m->free_chunks;
-    m->free_chunks = c;
+    uint32_t mask = x->succ_mask;
+    while (x->succ_n + n > mask + 1)
+        mask = 2 * mask + 1;
+    uint16_t *f = xmalloc(((size_t)mask + 1) * sizeof *f);
+    for (uint32_t i = 0; i < x->succ_n; i++)
+        f[i] = x->succ[(x->succ_head + i) & x->succ_mask];
+    free(x->succ);
+    account(m, (int64_t)(((size_t)mask - x->succ_mask) * sizeof *f));
+    x->succ = f;
+    x->succ_head = 0;
+    x->succ_mask = mask;
+}
+
+static inline void succ_reserve(maxpar *m, proxy *x, uint32_t n)
+{
+    if (x->succ_n + n > x->succ_mask + 1)
+        succ_grow(m, x, n);
+}
+
+/* Gives back what chunk C (no longer open) held outside its ring slot. */
+static void chunk_release(maxpar *m, mp_chunk *c)
+{
+    if (c->nptv > INLINE_PTV)
+        spill_put(m, c->ptv.spill);
     m->open--;
 }
 
-/* One more predecessor token from CPU FROM (COUNT of them). */
-static void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
+/* COUNT more predecessor tokens from CPU FROM. */
+static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count)
 {
-    for (uint32_t i = 0; i < c->nptv; i++) {
-        if (c->ptv[i].cpu == from) {
-            c->ptv[i].count += count;
-            return;
+    rnr_ptv_entry *p = ptv_of(c);
+    uint32_t bit = 1u << (from & 31);
+    if (c->ptv_cpus & bit) {
+        for (uint32_t i = 0; i < c->nptv; i++) {
+            if (p[i].cpu == from) {
+                p[i].count += count;
+                return;
+            }
         }
     }
-    if (c->nptv == c->ptv_cap) {
-        uint32_t cap = c->ptv_cap * 2;
-        rnr_ptv_entry *p = xmalloc(cap * sizeof *p);
-        memcpy(p, c->ptv, c->nptv * sizeof *p);
-        if (c->ptv != c->ptv_inline) {
-            account(m, -(int64_t)(c->ptv_cap * sizeof *p));
-            free(c->ptv);
-        }
-        account(m, (int64_t)(cap * sizeof *p));
-        c->ptv = p;
-        c->ptv_cap = cap;
+    c->ptv_cpus |= bit;
+    if (c->nptv == INLINE_PTV) {
+        /* A chunk awaits tokens from at most cpus - 1 others: the spill
+         * buffer never needs to grow. */
+        p = spill_get(m);
+        memcpy(p, c->ptv.in, sizeof c->ptv.in);
+        c->ptv.spill = p;
     }
-    c->ptv[c->nptv].cpu = from;
-    c->ptv[c->nptv].count = count;
+    p[c->nptv].cpu = from;
+    p[c->nptv].count = count;
     c->nptv++;
 }
 
 /* ---- proxies ---- */
 
-static mp_chunk *open_at(const proxy *x, uint64_t i) { return x->open[(x->head + i) & (x->cap - 1)]; }
-
-static void open_push(maxpar *m, proxy *x, mp_chunk *c)
+/* The index among X's open chunks of the first with TS > t (binary
+ * search), or X->n if none. */
+static uint32_t first_after(const proxy *x, uint64_t t)
 {
-    if (x->n == x->cap) {
-        uint64_t cap = x->cap * 2;
-        mp_chunk **o = xmalloc(cap * sizeof *o);
-        for (uint64_t i = 0; i < x->n; i++)
-            o[i] = open_at(x, i);
-        free(x->open);
-        account(m, (int64_t)(x->cap * sizeof *o));
-        x->open = o;
-        x->head = 0;
-        x->cap = cap;
-    }
-    x->open[(x->head + x->n) & (x->cap - 1)] = c;
-    x->n++;
-}
-
-/* The first open chunk of X with TS > t (binary search), or NULL. */
-static mp_chunk *first_after(const proxy *x, uint64_t t)
-{
-    uint64_t lo = 0, hi = x->n;
+    if (!x->n || open_at(x, x->n - 1)->ts <= t)
+        return x->n;                    /* the common case: not dumped yet */
+    uint32_t lo = 0, hi = x->n - 1;
     while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint32_t mid = lo + (hi - lo) / 2;
         if (open_at(x, mid)->ts > t)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return lo < x->n ? open_at(x, lo) : NULL;
+    return lo;
 }
 
-static waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
+static COLD void waiting_alloc(maxpar *m, proxy *x)
+{
+    x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
+    x->due = xcalloc(m->cpus, sizeof *x->due);
+    account(m, (int64_t)(m->cpus * (sizeof *x->waiting + sizeof *x->due)));
+}
+
+static inline waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
 {
     proxy *x = &m->px[q];
-    if (!x->waiting) {
-        x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
-        account(m, (int64_t)(m->cpus * sizeof *x->waiting));
-    }
-    if (!x->waiting[p]) {
-        waiting_list *l = xcalloc(1, sizeof *l);
-        l->cap = 8;
-        l->e = xmalloc(l->cap * sizeof *l->e);
-        x->waiting[p] = l;
-        account(m, (int64_t)(sizeof *l + l->cap * sizeof *l->e));
-    }
-    return x->waiting[p];
+    if (!x->waiting)
+        waiting_alloc(m, x);
+    return &x->waiting[p];
 }
 
-static mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & (l->cap - 1)]; }
+static inline mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
 
-static void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
+/* Keeps proxy X's record of list L (source P) exact: in unresolved iff
+ * it has unresolved entries, and then the time of the oldest in due. */
+static inline void note_unresolved(proxy *x, const waiting_list *l, uint32_t p)
 {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap * 2;
-        mp_edge *ne = xmalloc(cap * sizeof *ne);
-        for (uint32_t i = 0; i < l->n; i++)
-            ne[i] = *edge_at(l, i);
-        free(l->e);
-        account(m, (int64_t)(l->cap * sizeof *ne));
-        l->e = ne;
-        l->head = 0;
-        l->cap = cap;
+    if (l->resolved < l->n) {
+        bit_set(x->unresolved, p);
+        x->due[p] = edge_at(l, l->resolved)->t;
+    } else {
+        bit_clear(x->unresolved, p);
     }
+}
+
+/* Room for one more edge in L (which has none allocated, or is full). */
+static COLD void edges_grow(maxpar *m, waiting_list *l)
+{
+    if (!l->e) {
+        l->mask = 7;
+        l->e = xmalloc((l->mask + 1) * sizeof *l->e);
+        account(m, (int64_t)((l->mask + 1) * sizeof *l->e));
+        return;
+    }
+    uint32_t mask = 2 * l->mask + 1;
+    mp_edge *ne = xmalloc(((size_t)mask + 1) * sizeof *ne);
+    for (uint32_t i = 0; i < l->n; i++)
+        ne[i] = *edge_at(l, i);
+    free(l->e);
+    account(m, (int64_t)(((size_t)l->mask + 1) * sizeof *ne));
+    l->e = ne;
+    l->head = 0;
+    l->mask = mask;
+}
+
+static inline void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
+{
+    if (!l->e || l->n == l->mask + 1)
+        edges_grow(m, l);
     *edge_at(l, l->n) = *e;
     l->n++;
     m->edges++;
@@ -379,75 +463,122 @@ static void edge_push(maxpar *m, waiting_list *l, const mp_edge *e)
         m->st.peak_edges = m->edges;
 }
 
-static void work_add(maxpar *m, uint32_t p)
+static inline void work_add(maxpar *m, uint32_t p)
 {
     if (!m->px[p].in_work) {
         m->px[p].in_work = 1;
-        m->work[(m->work_head + m->nwork++) % m->cpus] = p;
+        uint32_t i = m->work_head + m->nwork++;
+        m->work[i < m->cpus ? i : i - m->cpus] = p;   /* nwork <= cpus: one wrap at most */
     }
 }
 
-/* An edge to a chunk that will not get its token from this source any
- * more (dropped, or decided): one pending predecessor fewer. */
-static void edge_decided(maxpar *m, mp_chunk *dst)
+/* An edge to chunk D, number DST of cpu Q, that will not get its token
+ * from this source any more (dropped, or decided): one pending
+ * predecessor fewer. */
+static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst)
 {
-    if (--dst->pending == 0) {
-        proxy *x = &m->px[dst->cpu];
-        if (x->n && open_at(x, 0) == dst)
-            work_add(m, dst->cpu);
+    if (--d->pending == 0) {
+        const proxy *x = &m->px[q];
+        if (x->n && x->head == dst)
+            work_add(m, q);
     }
 }
 
-/* Chunk C (just read, on proxy q = C's cpu) is the destination of every
- * waiting entry with t < C.ts. */
-static void resolve_waiting(maxpar *m, mp_chunk *c)
+/* Matches the chunks of proxy X read since its last match (numbers
+ * [x->unmatched, head + n)) with its waiting lists: every waiting entry
+ * with t below the newest one's TS gets as its destination the first of
+ * them with TS > t. A list's entries have increasing times, so those are
+ * a prefix of its unresolved entries, and only lists whose oldest
+ * unresolved time (due) is below that TS have any.
+ *
+ * The chunks of a batch (a run of consecutive chunks of one cpu in the
+ * log) are matched together when the batch ends, before anything else
+ * reads X's lists or pending counts: maxpar_add of another cpu's chunk
+ * (whose edges may go to X's lists), Trim, and the end. The result is the
+ * one of matching each chunk as it arrives: an entry that none of the
+ * batch's earlier chunks took has t >= their TS, so the first chunk of
+ * the batch with TS > t is its destination either way; nothing else
+ * happens to X's lists during the batch (a chunk's edges go to other
+ * cpus' lists). One scan of the lists per batch, not per chunk. */
+static void resolve_waiting(maxpar *m, proxy *x)
 {
-    proxy *x = &m->px[c->cpu];
+    uint32_t first = x->unmatched, end = x->head + x->n;
+    x->unmatched = end;
+    if (first == end)
+        return;
+    uint64_t ts = chunk_at(x, end - 1)->ts;
     for (uint32_t w = 0; w < m->words; w++) {
-        uint64_t bits = x->unresolved[w];
-        while (bits) {
-            uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(bits);
-            bits &= bits - 1;
-            waiting_list *l = x->waiting[p];
-            while (l->resolved < l->n) {
-                mp_edge *e = edge_at(l, l->resolved);
-                if (e->t >= c->ts)
-                    break;
-                e->dst = c;
-                c->pending++;
-                l->resolved++;
-            }
-            if (l->resolved == l->n)
+        /* The lists with work, found without a branch per list (which
+         * of them have work is close to random). */
+        uint64_t due = 0;
+        for (uint64_t bits = x->unresolved[w]; bits; bits &= bits - 1) {
+            uint32_t b = (uint32_t)__builtin_ctzll(bits);
+            due |= (uint64_t)(x->due[w * 64 + b] < ts) << b;
+        }
+        for (; due; due &= due - 1) {
+            uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
+            waiting_list *l = &x->waiting[p];
+            mp_edge *e = l->e;
+            uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved, seq = first;
+            mp_chunk *d = chunk_at(x, seq);
+            do {
+                mp_edge *ed = &e[(head + r++) & mask];
+                while (d->ts <= ed->t)      /* ends: the newest chunk has TS > ed->t */
+                    d = chunk_at(x, ++seq);
+                ed->dst = seq;
+                d->pending++;
+            } while (r < n && e[(head + r) & mask].t < ts);
+            l->resolved = r;
+            if (r < n)
+                x->due[p] = e[(head + r) & mask].t;
+            else
                 bit_clear(x->unresolved, p);
         }
     }
 }
 
-/* Chunk C of cpu p depends on cpu q from time t. */
-static void add_edge(maxpar *m, mp_chunk *c, uint32_t q, uint64_t t)
+/* Ends the current batch: matches its chunks (resolve_waiting). */
+static void end_batch(maxpar *m)
 {
-    uint32_t p = c->cpu;
+    if (m->batch_cpu != UINT32_MAX) {
+        resolve_waiting(m, &m->px[m->batch_cpu]);
+        m->batch_cpu = UINT32_MAX;
+    }
+}
+
+/* Chunk number SEQ of cpu p depends on cpu q from time t. */
+static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t)
+{
     waiting_list *l = waiting(m, q, p);
+    proxy *x = &m->px[q];
     /* Older chunks' edges at t or later are implied by this one. */
     while (l->n && edge_at(l, l->n - 1)->t >= t) {
-        mp_edge *e = edge_at(l, l->n - 1);
         l->n--;
         m->edges--;
-        if (l->resolved > l->n)
+        if (l->resolved > l->n) {
+            uint32_t dst = edge_at(l, l->n)->dst;
             l->resolved = l->n;
-        if (e->dst)
-            edge_decided(m, e->dst);
+            edge_decided(m, q, chunk_at(x, dst), dst);
+        }
         m->st.dropped_later++;
     }
-    mp_edge e = { c, NULL, t };
-    proxy *x = &m->px[q];
-    if (l->resolved == l->n)           /* an earlier entry unresolved: so is this one */
-        e.dst = first_after(x, t);
-    if (e.dst) {
-        e.dst->pending++;
-        l->resolved++;
-    } else {
-        bit_set(x->unresolved, p);
+    mp_edge e = { t, seq, 0 };
+    /* An earlier entry unresolved: so is this one, and the list's oldest
+     * unresolved entry (its due time) stays what it was (the drops above
+     * take entries from the tail only). Otherwise the destination is
+     * looked up, and the list is unresolved from this entry on if there
+     * is none yet. */
+    if (l->resolved == l->n) {
+        uint32_t i = first_after(x, t);
+        if (i < x->n) {
+            e.dst = x->head + i;
+            open_at(x, i)->pending++;
+            l->resolved++;
+            bit_clear(x->unresolved, p);
+        } else {
+            bit_set(x->unresolved, p);
+            x->due[p] = t;
+        }
     }
     edge_push(m, l, &e);
 }
@@ -463,8 +594,29 @@ static int emit(maxpar *m, const rnr_final_chunk *c)
 }
 
 /* PTVs are short: insertion sort by cpu. */
-static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
+static inline void ptv_order(rnr_ptv_entry *a, rnr_ptv_entry *b)
 {
+    rnr_ptv_entry x = *a, y = *b;
+    int swap = x.cpu > y.cpu;
+    *a = swap ? y : x;
+    *b = swap ? x : y;
+}
+
+/* Sorts C's PTV by cpu. The common short one (inline, at most
+ * INLINE_PTV = 3 entries) goes through a three-step sorting network with
+ * the free slots as sentinels (chunk_push sets their cpu to UINT32_MAX,
+ * sorted last): no loop, and the sentinels' compares are predictable. */
+static void sort_ptv(mp_chunk *c)
+{
+    uint32_t n = c->nptv;
+    if (n <= INLINE_PTV) {
+        rnr_ptv_entry *p = c->ptv.in;
+        ptv_order(&p[0], &p[1]);
+        ptv_order(&p[1], &p[2]);
+        ptv_order(&p[0], &p[1]);
+        return;
+    }
+    rnr_ptv_entry *p = c->ptv.spill;
     for (uint32_t i = 1; i < n; i++) {
         rnr_ptv_entry x = p[i];
         uint32_t j = i;
@@ -474,13 +626,21 @@ static void sort_ptv(rnr_ptv_entry *p, uint32_t n)
     }
 }
 
-static void hold(proxy *x, const rnr_final_chunk *c)
+/* Holds C, a chunk without successors (from write_chunk: a PTV of at
+ * most INLINE_PTV entries is its open chunk's inline array, whose free
+ * slots hold sentinels): a short PTV is copied whole, without a loop on
+ * its length (h->ptv has room for INLINE_PTV entries). */
+static void hold(held_chunk *h, const rnr_final_chunk *c)
 {
-    held_chunk *h = &x->held;
     h->valid = 1;
     h->c = *c;
-    memcpy(h->stv, c->stv, c->nstv * sizeof *h->stv);
-    memcpy(h->ptv, c->ptv, c->nptv * sizeof *h->ptv);
+    if (c->nptv <= INLINE_PTV) {
+        for (uint32_t i = 0; i < INLINE_PTV; i++)
+            h->ptv[i] = c->ptv[i];
+    } else {
+        for (uint32_t i = 0; i < c->nptv; i++)
+            h->ptv[i] = c->ptv[i];
+    }
     h->c.stv = h->stv;
     h->c.ptv = h->ptv;
 }
@@ -488,85 +648,105 @@ static void hold(proxy *x, const rnr_final_chunk *c)
 /* Output of a written chunk through the C0/C1 merge: C0 (held) and C1 are
  * merged when they belong to the same thread, C0 has no successor and C1
  * no predecessor: the recorded parallelism is unchanged. A chunk with a
- * successor is never held, so nothing waits behind a held chunk. */
+ * successor is never held, so nothing waits behind a held chunk; it goes
+ * out at once (C's arrays need to outlive only this call). */
 static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
 {
     held_chunk *h = &m->px[p].held;
     if (h->valid && h->c.tid == c->tid && h->c.nstv == 0 && c->nptv == 0 &&
         h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
         h->c.cs += c->cs;
-        h->c.nstv = c->nstv;
-        memcpy(h->stv, c->stv, c->nstv * sizeof *h->stv);
         m->st.merged++;
-    } else {
-        if (h->valid && emit(m, &h->c) < 0)
-            return -1;
-        hold(&m->px[p], c);
-    }
-    if (h->c.nstv) {
+        if (c->nstv == 0)
+            return 0;
         h->valid = 0;
-        return emit(m, &h->c);
+        h->c.nstv = c->nstv;
+        h->c.stv = c->stv;
+        int rc = emit(m, &h->c);
+        h->c.stv = h->stv;
+        return rc;
     }
+    if (h->valid) {
+        if (emit(m, &h->c) < 0)
+            return -1;
+        h->valid = 0;
+    }
+    if (c->nstv)
+        return emit(m, c);
+    hold(h, c);                         /* nstv == 0 */
     return 0;
 }
 
-/* Writes C, the oldest open chunk of its cpu: decides its edges, sends
- * its tokens, and frees it. */
-static int write_chunk(maxpar *m, mp_chunk *c)
+static COLD void early_alloc(maxpar *m, proxy *y)
 {
-    uint32_t p = c->cpu, nstv = 0;
+    y->early = xcalloc(m->cpus, sizeof *y->early);
+    y->early_t = xcalloc(m->cpus, sizeof *y->early_t);
+    account(m, (int64_t)(m->cpus * 12));
+}
+
+/* Writes the oldest open chunk of cpu P: decides its edges, sends its
+ * tokens, and frees it. */
+static int write_chunk(maxpar *m, uint32_t p)
+{
+    proxy *x = &m->px[p];
+    uint32_t seq = x->head, nstv = 0;
+    mp_chunk *c = chunk_at(x, seq);
     for (uint32_t i = 0; i < c->nsv; i++) {
-        uint32_t q = c->sv[i].cpu;
-        proxy *x = &m->px[q];
-        waiting_list *l = x->waiting ? x->waiting[p] : NULL;
-        if (!l || !l->n || edge_at(l, 0)->src != c)
+        uint32_t q = x->succ[(x->succ_head + i) & x->succ_mask];
+        proxy *y = &m->px[q];
+        waiting_list *l = &y->waiting[p];   /* c added an edge to it: allocated */
+        uint32_t n = l->n, head = l->head;
+        if (!n || l->e[head].src != seq)
             continue;                   /* dropped by a later chunk */
-        mp_edge e = *edge_at(l, 0);
-        const mp_edge *next = l->n > 1 ? edge_at(l, 1) : NULL;
-        /* Implied by the next edge if that lands in the same chunk. Not
-         * knowable for an Early edge: q's next chunk may end between the
-         * two times, so each Early edge keeps its token. */
-        int same = next && e.dst && e.dst->ts > next->t;
-        l->head = (l->head + 1) & (l->cap - 1);
-        l->n--;
+        mp_edge e = l->e[head];
+        uint32_t next = (head + 1) & l->mask;
+        /* Resolved (the destination is known) iff among the first
+         * `resolved` entries; popping it leaves the unresolved ones as
+         * they were. */
+        mp_chunk *d = l->resolved ? chunk_at(y, e.dst) : NULL;
+        l->head = next;
+        l->n = n - 1;
         m->edges--;
-        if (l->resolved)
+        if (d) {
             l->resolved--;
-        if (l->n == 0)
-            bit_clear(x->unresolved, p);
-        if (e.dst) {
-            if (same) {
+            /* Implied by the next edge if that lands in the same chunk.
+             * Not knowable for an Early edge: q's next chunk may end
+             * between the two times, so each Early edge keeps its token. */
+            if (n > 1 && d->ts > l->e[next].t) {
                 m->st.dropped_same++;
             } else {
                 m->stv_buf[nstv++] = q;
-                ptv_add(m, e.dst, p, 1);
+                ptv_add(m, d, p, 1);
             }
-            edge_decided(m, e.dst);
-        } else if (m->eof) {
+            edge_decided(m, q, d, e.dst);
+            continue;
+        }
+        note_unresolved(y, l, p);
+        if (m->eof) {
             m->st.discarded++;          /* q never dumps a later chunk */
         } else {
             /* Early: q's next chunk to come is the destination. */
-            if (!x->early) {
-                x->early = xcalloc(m->cpus, sizeof *x->early);
-                x->early_t = xcalloc(m->cpus, sizeof *x->early_t);
-                account(m, (int64_t)(m->cpus * 12));
-            }
-            x->early[p]++;
-            if (e.t > x->early_t[p])
-                x->early_t[p] = e.t;
-            bit_set(x->early_set, p);
+            if (!y->early)
+                early_alloc(m, y);
+            y->early[p]++;
+            if (e.t > y->early_t[p])
+                y->early_t[p] = e.t;
+            bit_set(y->early_set, p);
             m->stv_buf[nstv++] = q;
             m->st.early_tokens++;
         }
     }
     m->st.tokens += nstv;
-    sort_ptv(c->ptv, c->nptv);
-    rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, c->ptv };
-    proxy *x = &m->px[p];
-    x->head = (x->head + 1) & (x->cap - 1);
+    rnr_ptv_entry *ptv = ptv_of(c);
+    sort_ptv(c);
+    rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv };
+    x->head++;
     x->n--;
+    x->succ_head = (x->succ_head + c->nsv) & x->succ_mask;
+    x->succ_n -= c->nsv;
+    /* C's slot is reused only by a later push to this proxy, after output. */
     int rc = output(m, p, &f);
-    chunk_free(m, c);
+    chunk_release(m, c);
     if (x->n && open_at(x, 0)->pending == 0)
         work_add(m, p);
     return rc;
@@ -582,39 +762,26 @@ static int trim(maxpar *m)
         work_add(m, p);
     while (m->nwork) {
         uint32_t p = m->work[m->work_head];
-        m->work_head = (m->work_head + 1) % m->cpus;
+        if (++m->work_head == m->cpus)
+            m->work_head = 0;
         m->nwork--;
         proxy *x = &m->px[p];
         x->in_work = 0;
         while (x->n) {
-            mp_chunk *c = open_at(x, 0);
+            const mp_chunk *c = open_at(x, 0);
             if (c->pending || m->H <= c->bound)
                 break;
-            if (write_chunk(m, c) < 0)
+            if (write_chunk(m, p) < 0)
                 return -1;
         }
     }
     return 0;
 }
 
-int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
+/* The first thing wrong with IN's successor vector. */
+static COLD int sv_error(maxpar *m, const rnr_initial_chunk *in)
 {
-    if (m->failed)
-        return -1;
-    if (m->eof)
-        return fail(m, "chunk added after the end of the log");
-    if (in->cpu >= m->cpus)
-        return fail(m, "chunk of cpu %u in a log of %u cpus", in->cpu, m->cpus);
-    proxy *x = &m->px[in->cpu];
-    if (x->seen && in->ts < x->last_ts)
-        return fail(m, "cpu %u timestamp goes back from %llu to %llu", in->cpu,
-                    (unsigned long long)x->last_ts, (unsigned long long)in->ts);
-    if (m->msp && sat_add(in->ts, m->msp) < m->H)
-        return fail(m, "cpu %u chunk with TS %llu arrives after a chunk with TS %llu: the log "
-                       "breaks bounded silence (MSP %llu)",
-                    in->cpu, (unsigned long long)in->ts, (unsigned long long)m->H,
-                    (unsigned long long)m->msp);
-    for (uint32_t i = 0; i < in->nsv; i++) {
+    for (uint32_t i = 0;; i++) {
         const rnr_sv_entry *e = &in->sv[i];
         if (e->cpu >= m->cpus || e->cpu == in->cpu || e->ts < in->ts ||
             (i && e->cpu <= in->sv[i - 1].cpu))
@@ -626,6 +793,47 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
                         in->cpu, (unsigned long long)in->ts, e->cpu, (unsigned long long)e->ts,
                         (unsigned long long)m->msp);
     }
+}
+
+int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
+{
+    if (m->failed)
+        return -1;
+    if (m->eof)
+        return fail(m, "chunk added after the end of the log");
+    if (in->cpu >= m->cpus)
+        return fail(m, "chunk of cpu %u in a log of %u cpus", in->cpu, m->cpus);
+    if (in->cpu != m->batch_cpu)
+        end_batch(m);
+    proxy *x = &m->px[in->cpu];
+    if (x->seen && in->ts < x->last_ts)
+        return fail(m, "cpu %u timestamp goes back from %llu to %llu", in->cpu,
+                    (unsigned long long)x->last_ts, (unsigned long long)in->ts);
+    uint64_t limit = m->msp ? sat_add(in->ts, m->msp) : UINT64_MAX;   /* for SV times */
+    if (limit < m->H)
+        return fail(m, "cpu %u chunk with TS %llu arrives after a chunk with TS %llu: the log "
+                       "breaks bounded silence (MSP %llu)",
+                    in->cpu, (unsigned long long)in->ts, (unsigned long long)m->H,
+                    (unsigned long long)m->msp);
+    /* One pass over the SV: checked without a branch per entry, its cpus
+     * copied to the successor FIFO (kept only if it is well formed), its
+     * latest time noted. */
+    succ_reserve(m, x, in->nsv);
+    uint64_t last = in->ts;
+    uint32_t lo = 0;                    /* the least cpu the next entry may name */
+    int bad = 0;
+    for (uint32_t i = 0; i < in->nsv; i++) {
+        const rnr_sv_entry *e = &in->sv[i];
+        /* Unsigned differences: lo <= cpu < cpus and ts <= e->ts <= limit,
+         * one compare each (a value below the range wraps above it). */
+        bad |= (e->cpu - lo >= m->cpus - lo) | (e->cpu == in->cpu) |
+               (e->ts - in->ts > limit - in->ts);
+        lo = e->cpu + 1;
+        last = e->ts > last ? e->ts : last;
+        x->succ[(x->succ_head + x->succ_n + i) & x->succ_mask] = (uint16_t)e->cpu;
+    }
+    if (bad)
+        return sv_error(m, in);
     if (in->cs == 0 || in->cs > (UINT64_MAX >> 1))
         return fail(m, "cpu %u chunk with TS %llu has size %llu, out of range", in->cpu,
                     (unsigned long long)in->ts, (unsigned long long)in->cs);
@@ -635,9 +843,10 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
         m->H = in->ts;
     m->st.chunks_in++;
     m->st.dependences += in->nsv;
-    mp_chunk *c = chunk_new(m, in);
-    open_push(m, x, c);
-    resolve_waiting(m, c);
+    x->succ_n += in->nsv;
+    uint32_t seq = x->head + x->n;
+    mp_chunk *c = chunk_push(m, x, in, last);
+    m->batch_cpu = in->cpu;             /* matched with the waiting lists at the batch's end */
     /* Early tokens wait for this, the first chunk the cpu dumps after them. */
     for (uint32_t w = 0; w < m->words; w++) {
         uint64_t bits = x->early_set[w];
@@ -649,16 +858,18 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
                 return fail(m, "cpu %u chunk with TS %llu is the destination of a dependence "
                                "from cpu %u at %llu that was taken as Early: the log breaks "
                                "bounded silence (MSP %llu)",
-                            c->cpu, (unsigned long long)c->ts, s,
+                            in->cpu, (unsigned long long)c->ts, s,
                             (unsigned long long)x->early_t[s], (unsigned long long)m->msp);
             ptv_add(m, c, s, x->early[s]);
             x->early[s] = 0;
         }
     }
-    for (uint32_t i = 0; i < c->nsv; i++)
-        add_edge(m, c, c->sv[i].cpu, c->sv[i].ts);
-    if (m->H >= m->last_trim + m->trim_every)
+    for (uint32_t i = 0; i < in->nsv; i++)
+        add_edge(m, in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
+    if (m->H >= m->last_trim + m->trim_every) {
+        end_batch(m);
         return trim(m);
+    }
     return 0;
 }
 
@@ -666,6 +877,7 @@ int maxpar_finish(maxpar *m)
 {
     if (m->failed)
         return -1;
+    end_batch(m);
     m->eof = 1;
     m->H = UINT64_MAX;
     if (trim(m) < 0)

@@ -23,7 +23,8 @@ void buf_free(rnr_buf *b);
 
 static inline void buf_put_varint(rnr_buf *b, uint64_t v)
 {
-    buf_reserve(b, 10);
+    if (b->cap - b->len < 10)           /* the call only when the buffer must grow */
+        buf_reserve(b, 10);
     uint8_t *p = b->p + b->len;
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
@@ -45,6 +46,10 @@ typedef struct rnr_cursor {
  * out, the value overflows, or the encoding is longer than needed. */
 static inline int cur_varint(rnr_cursor *c, uint64_t *out)
 {
+    if (c->p < c->end && *c->p < 0x80) {
+        *out = *c->p++;                 /* one byte (most values): always canonical */
+        return 0;
+    }
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (c->p >= c->end)

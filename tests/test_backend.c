@@ -322,6 +322,52 @@ START_TEST(maxpar_rejects_logs_that_break_bounded_silence)
 }
 END_TEST
 
+static int drop_emit(void *ctx, const rnr_final_chunk *c)
+{
+    (void)ctx;
+    (void)c;
+    return 0;
+}
+
+/* Successor vectors the formats library would not write, fed to the pass
+ * directly: each is refused with the message for its first bad entry,
+ * whichever entry that is, and a good one after the same chunks passes. */
+START_TEST(maxpar_rejects_malformed_successor_vectors)
+{
+    static const struct {
+        rnr_sv_entry sv[3];
+        uint32_t nsv;
+        const char *want;            /* NULL: accepted */
+    } rows[] = {
+        { { { 0, 20 }, { 1, 30 }, { 3, 40 } }, 3, NULL },
+        { { { 0, 20 }, { 1, 30 }, { 4, 40 } }, 3, "malformed successor vector" },   /* cpu out of range */
+        { { { 1, 20 }, { 0, 30 } }, 2, "malformed successor vector" },              /* not ascending */
+        { { { 1, 20 }, { 1, 30 } }, 2, "malformed successor vector" },              /* twice */
+        { { { 2, 20 }, { 3, 30 } }, 2, "malformed successor vector" },              /* its own cpu */
+        { { { 1, 20 }, { 3, 5 } }, 2, "malformed successor vector" },               /* before its TS */
+        { { { 1, 20 }, { 3, 500 } }, 2, "to cpu 3 at 500, more than MSP 100 later" },
+        { { { 1, 500 }, { 3, 5 } }, 2, "to cpu 1 at 500, more than MSP 100 later" }, /* the first wins */
+        { { { 0, 5 }, { 1, 500 } }, 2, "malformed successor vector" },
+    };
+    for (size_t i = 0; i < N(rows); i++) {
+        maxpar *m = maxpar_new(4, 100, drop_emit, NULL);
+        rnr_initial_chunk before = { 0, 1, 10, 5, RNR_END_SIZE, 0, NULL };
+        ck_assert_int_eq(maxpar_add(m, &before), 0);
+        rnr_initial_chunk c = { 2, 1, 10, 5, RNR_END_SIZE, rows[i].nsv, (rnr_sv_entry *)rows[i].sv };
+        int rc = maxpar_add(m, &c);
+        if (!rows[i].want) {
+            ck_assert_msg(rc == 0, "row %zu: %s", i, maxpar_error(m));
+            ck_assert_int_eq(maxpar_finish(m), 0);
+        } else {
+            ck_assert_msg(rc == -1, "row %zu accepted", i);
+            ck_assert_msg(strstr(maxpar_error(m), rows[i].want), "row %zu: '%s' lacks '%s'", i, maxpar_error(m),
+                          rows[i].want);
+        }
+        maxpar_free(m);
+    }
+}
+END_TEST
+
 /* With the MSP unknown (0) nothing is written before the end, and the
  * result is the same DAG. */
 START_TEST(maxpar_without_msp_writes_at_the_end)
@@ -658,6 +704,7 @@ TU_SUITE(backend)
     tcase_add_test(tc, maxpar_waits_for_the_latest_dependence_time_before_writing);
     tcase_add_test(tc, maxpar_destination_is_the_first_chunk_with_a_larger_timestamp);
     tcase_add_test(tc, maxpar_rejects_logs_that_break_bounded_silence);
+    tcase_add_test(tc, maxpar_rejects_malformed_successor_vectors);
     tcase_add_test(tc, maxpar_without_msp_writes_at_the_end);
     tcase_add_loop_test(tc, maxpar_survives_random_logs_that_break_its_assumptions, 0, 10);
     tc = tu_tcase(s, "stitch", 20);

@@ -33,6 +33,15 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* This thread's CPU time: on a shared machine, what the pass itself took
+ * (time it waited for a core does not count). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void die(const char *what, const char *err)
 {
     fprintf(stderr, "bench_backend: %s: %s\n", what, err);
@@ -104,25 +113,30 @@ static int count_emit(void *ctx, const rnr_final_chunk *c)
     return 0;
 }
 
-/* Best of REPS runs of the pass over chunks in memory: chunks per second. */
-static double maxpar_alone(const chunk_array *a, uint32_t cpus, uint64_t msp, int reps, maxpar_stats *st)
+/* Best of REPS runs of the pass over chunks in memory: chunks per second
+ * of wall time, and (in *per_cpu_s) of the thread's CPU time. */
+static double maxpar_alone(const chunk_array *a, uint32_t cpus, uint64_t msp, int reps, maxpar_stats *st,
+                           double *per_cpu_s)
 {
-    double best = 1e30;
+    double best = 1e30, best_cpu = 1e30;
     for (int k = 0; k < reps; k++) {
         uint64_t out = 0;
         maxpar *m = maxpar_new(cpus, msp, count_emit, &out);
-        double t0 = now();
+        double t0 = now(), c0 = cpu_now();
         for (uint64_t i = 0; i < a->n; i++)
             if (maxpar_add(m, &a->c[i]) < 0)
                 die("maxpar", maxpar_error(m));
         if (maxpar_finish(m) < 0)
             die("maxpar", maxpar_error(m));
-        double t = now() - t0;
+        double t = now() - t0, c = cpu_now() - c0;
         if (t < best)
             best = t;
+        if (c < best_cpu)
+            best_cpu = c;
         *st = *maxpar_get_stats(m);
         maxpar_free(m);
     }
+    *per_cpu_s = (double)a->n / best_cpu;
     return (double)a->n / best;
 }
 
@@ -283,7 +297,8 @@ int main(int argc, char **argv)
     chunk_array a;
     load_chunks(&in, &a);
     maxpar_stats mst;
-    double alone = maxpar_alone(&a, c.cpus, c.rru.msp, 3, &mst);
+    double alone_cpu;
+    double alone = maxpar_alone(&a, c.cpus, c.rru.msp, 3, &mst, &alone_cpu);
     rnr_membuf mp, st, se, sts;
     pass_summary s_mp, s_st, s_se, s_sts;
     double r_mp = pass_bytes(PASS_MAXPAR, &in, &mp, 3, &s_mp);
@@ -293,6 +308,7 @@ int main(int argc, char **argv)
     printf("%-34s %14s %s\n", "pass (one core, best of 3)", "M chunks/s", "its own peak memory");
     printf("%-34s %14.2f %" PRIu64 " open chunks, %" PRIu64 " waiting-list entries, %" PRIu64 " bytes\n",
            "maxpar, chunks in memory", alone / 1e6, mst.peak_open, mst.peak_edges, mst.peak_bytes);
+    printf("%-34s %14.2f (the same runs timed by the thread's CPU time)\n", "maxpar, chunks in memory, cpu", alone_cpu / 1e6);
     printf("%-34s %14.2f (decoding and encoding included)\n", "maxpar, log bytes to log bytes", r_mp / 1e6);
     printf("%-34s %14.2f %" PRIu64 " chunks waiting, %" PRIu64 " tokens in flight\n",
            "stitch, log bytes to log bytes", r_st / 1e6, s_st.dag.peak_waiting, s_st.dag.peak_tokens);
@@ -300,7 +316,7 @@ int main(int argc, char **argv)
            "serial (maxpar), bytes to bytes", r_se / 1e6, s_se.dag.peak_waiting, s_se.dag.peak_tokens);
     printf("%-34s %14.2f %" PRIu64 " chunks waiting, %" PRIu64 " tokens in flight\n",
            "serial (stitched), bytes to bytes", r_sts / 1e6, s_sts.dag.peak_waiting, s_sts.dag.peak_tokens);
-    printf("maxpar target: >= 5 M chunks/s on one core: %s\n", alone >= 5e6 ? "met" : "NOT met");
+    printf("maxpar target (issue 11): >= 10 M chunks/s on one core: %s\n", alone >= 10e6 ? "met" : "NOT met");
 
     char path[2048];
     snprintf(path, sizeof path, "%s/large", dir);
