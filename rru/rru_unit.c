@@ -14,8 +14,8 @@
 
 #define SV_NONE UINT64_MAX
 
-/* Summaries of what clusters accessed: one bit per line hash, in
- * SUM_WORDS words. Each cluster keeps its own (lines accessed, lines
+/* Summaries of what clusters accessed (exact signatures only): one bit per
+ * line hash, in SUM_WORDS words. Each cluster keeps its own (lines accessed, lines
  * written); the unit keeps their union over the clusters still holding
  * signatures, so that a snoop of a line no live cluster touched (most of
  * them) costs one test. Bits are never false negatives: a cluster's bit
@@ -392,13 +392,15 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
         return;
     cluster *cl = &u->slot[u->cc];
     sig_insert(write ? cl->wr : cl->rd, line);
-    uint32_t b = (uint32_t)(sig_hash(line) >> SUM_SHIFT);
-    uint64_t bit = 1ull << (b & 63);
-    cl->sum_any[b >> 6] |= bit;
-    u->sum_any[b >> 6] |= bit;
-    if (write) {
-        cl->sum_wr[b >> 6] |= bit;
-        u->sum_wr[b >> 6] |= bit;
+    if (!u->cfg.sig_bits) {
+        uint32_t b = (uint32_t)(sig_hash(line) >> SUM_SHIFT);
+        uint64_t bit = 1ull << (b & 63);
+        cl->sum_any[b >> 6] |= bit;
+        u->sum_any[b >> 6] |= bit;
+        if (write) {
+            cl->sum_wr[b >> 6] |= bit;
+            u->sum_wr[b >> 6] |= bit;
+        }
     }
     if (bus)
         u->last_bus = now + 1;
@@ -410,6 +412,11 @@ uint64_t rru_line_hash(uint64_t line) { return sig_hash(line); }
  * (the unions' test), else 1: the clusters must be asked. */
 static int may_conflict(rru_unit *u, uint64_t h, int write)
 {
+    /* Bloom signatures answer with their false positives (part of the
+     * model: their size is what a sweep studies), so only exact sets are
+     * summarized. */
+    if (u->cfg.sig_bits)
+        return 1;
     if (u->sum_stale) {
         memset(u->sum_any, 0, sizeof u->sum_any);
         memset(u->sum_wr, 0, sizeof u->sum_wr);
