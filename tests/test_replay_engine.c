@@ -1012,7 +1012,10 @@ START_TEST(replay_memory_is_bounded_by_the_window)
         ck_assert_uint_ge(res.peak_window, 1);
         ck_assert_uint_le(res.slot_pages, (window + page - 1) / page + 1);
         ck_assert_uint_le(res.slot_pages, res.peak_window / page + 2);
-        ck_assert_uint_le(res.slot_pages * page * 10, n + 2 * page);
+        /* Only a log ten times the window tells the two apart (valgrind
+         * runs shorter logs). */
+        if (n >= 10 * window)
+            ck_assert_uint_le(res.slot_pages * page * 10, n + 2 * page);
     }
     tu_rmtree(dir);
     free(dir);
