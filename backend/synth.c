@@ -45,6 +45,15 @@ void synth_config_default(synth_config *c, uint32_t cpus)
     c->rru.msp = 20000;
 }
 
+void synth_config_windowed(synth_config *c, uint64_t seed, uint64_t insns)
+{
+    synth_config_default(c, 8);
+    c->seed = seed;
+    c->insns = insns;
+    c->rru.msp = 8000;
+    c->rru.chunk_max = 2000;
+}
+
 int synth_set_sharing(synth_config *c, const char *level)
 {
     if (strcmp(level, "low") == 0)

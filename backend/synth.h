@@ -44,6 +44,10 @@ typedef struct synth_config {
  * medium sharing over 512 lines, adversarial drains, rru_config_default
  * with an MSP of 20000 cycles. */
 void synth_config_default(synth_config *c, uint32_t cpus);
+/* The default on 8 cpus with SEED and INSNS, MSP 8000 and chunks of at
+ * most 2000 instructions: a log whose bounded-silence window is small
+ * against its length (the flat-memory tests of the streaming passes). */
+void synth_config_windowed(synth_config *c, uint64_t seed, uint64_t insns);
 /* Applies a named sharing level: "low" (0.5 shared accesses per 1000
  * instructions), "medium" (2), "high" (10). -1 if unknown. */
 int synth_set_sharing(synth_config *c, const char *level);

@@ -149,11 +149,7 @@ START_TEST(props_maxpar_memory_is_flat_on_a_ten_times_longer_log)
     uint64_t peak_open[2], peak_bytes[2], chunks[2];
     for (int k = 0; k < 2; k++) {
         synth_config c;
-        synth_config_default(&c, 8);
-        c.seed = tu_seed(77);
-        c.insns = k ? 500000 : 30000;
-        c.rru.msp = 8000;
-        c.rru.chunk_max = 2000;
+        synth_config_windowed(&c, tu_seed(77), k ? 500000 : 30000);
         rnr_membuf in, mp;
         synth_result res;
         synth_to_memory(&c, &in, NULL, &res);
@@ -191,11 +187,7 @@ START_TEST(props_verify_memory_is_flat_on_a_ten_times_longer_log)
     uint64_t peak[2][3], chunks[2];
     for (int k = 0; k < 2; k++) {
         synth_config c;
-        synth_config_default(&c, 8);
-        c.seed = tu_seed(78);
-        c.insns = k ? 2000000 : 180000;
-        c.rru.msp = 8000;
-        c.rru.chunk_max = 2000;
+        synth_config_windowed(&c, tu_seed(78), k ? 2000000 : 180000);
         rnr_membuf in;
         truth_set truth;
         synth_result res;

@@ -317,11 +317,7 @@ START_TEST(metrics_memory_is_flat_on_a_ten_times_longer_log)
     uint64_t peak[2], chunks[2];
     for (int k = 0; k < 2; k++) {
         synth_config c;
-        synth_config_default(&c, 8);
-        c.seed = tu_seed(91);
-        c.insns = k ? 2400000 : 200000;
-        c.rru.msp = 8000;
-        c.rru.chunk_max = 2000;
+        synth_config_windowed(&c, tu_seed(91), k ? 2400000 : 200000);
         rnr_membuf in;
         truth_set truth;
         synth_result res;
