@@ -101,9 +101,9 @@ END_TEST
 
 START_TEST(replay_of_many_recorded_cpus_on_two_workers)
 {
-    static const char *const cpus[] = {"8", "16", "32"};
+    static const char *const cpus[] = {"8", "16", "32", "64"};
     char *tmp = tu_tmpdir();
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         if (slow_build() && c != 1)
             continue;
         const char *opts[] = {"-n", cpus[c], "--seed", "4", NULL};
