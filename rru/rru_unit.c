@@ -420,18 +420,13 @@ static int may_conflict(rru_unit *u, uint64_t h, int write)
     if (u->sum_stale) {
         memset(u->sum_any, 0, sizeof u->sum_any);
         memset(u->sum_wr, 0, sizeof u->sum_wr);
-        for (uint32_t i = 0; i < u->nwin; i++) {
-            const cluster *cl = &u->slot[u->win[i]];
+        for (uint32_t i = 0; i <= u->nwin; i++) {   /* the window, then the current cluster */
+            int s = i < u->nwin ? u->win[i] : u->cc;
+            if (s < 0)
+                continue;
             for (uint32_t w = 0; w < SUM_WORDS; w++) {
-                u->sum_any[w] |= cl->sum_any[w];
-                u->sum_wr[w] |= cl->sum_wr[w];
-            }
-        }
-        if (u->cc >= 0) {
-            const cluster *cl = &u->slot[u->cc];
-            for (uint32_t w = 0; w < SUM_WORDS; w++) {
-                u->sum_any[w] |= cl->sum_any[w];
-                u->sum_wr[w] |= cl->sum_wr[w];
+                u->sum_any[w] |= u->slot[s].sum_any[w];
+                u->sum_wr[w] |= u->slot[s].sum_wr[w];
             }
         }
         u->sum_stale = 0;
