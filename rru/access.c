@@ -22,9 +22,18 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     const uint64_t last = a + size - 1;
     if (a >= RRU_ADDR_LIMIT || last >= RRU_ADDR_LIMIT || last < a)
         return rru_trap(h, d, cause, a);
-    rru_page *p1 = rru_mem_page(h->mem, a);
-    if (!p1 || (p1->prot & need) != need)
-        return rru_trap(h, d, cause, a);
+    /* A TLB entry that allows the access names the page without a walk:
+     * the fast path trusts the same entry (its tag holds the page only if
+     * the permission does), so the walk could find nothing else. */
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    rru_page *p1;
+    if ((write ? e->wtag : e->rtag) == (a & ~(RRU_PAGE_SIZE - 1))) {
+        p1 = e->page;
+    } else {
+        p1 = rru_mem_page(h->mem, a);
+        if (!p1 || (p1->prot & need) != need)
+            return rru_trap(h, d, cause, a);
+    }
     rru_page *p2 = p1;
     if ((last & ~(RRU_PAGE_SIZE - 1)) != p1->addr) {
         p2 = rru_mem_page(h->mem, last);
@@ -34,9 +43,10 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
 
     if (h->coh) {
         uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1), t;
-        rru_coh_access(h, d, line1, write, &t);
+        rru_coh_access(h, d, p1, line1, write, &t);
         if (line2 != line1)
-            rru_coh_access(h, d, line2, write, &t);
+            rru_coh_access(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2,
+                           write, &t);
         rru_coh_trace(h, d, a, size, write, t);
     }
 

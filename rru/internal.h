@@ -106,6 +106,11 @@ typedef struct rru_page {
     uint8_t prot;
     _Atomic uint8_t code;       /* some executor decoded instructions here */
     struct rru_page *free_next;
+    /* The coherence directory's entry for this page (machine.c), valid
+     * only while coh_owner is the id of the machine that set it: a
+     * shortcut around the directory's hash lookup. NULL on a new page. */
+    void *coh_dir;
+    uint64_t coh_owner;
 } rru_page;
 
 /* The page holding ADDR, or NULL. */
@@ -344,10 +349,12 @@ static inline int rru_amo_ptr(rru_hart *h, const rru_insn *d, uint64_t a, unsign
 
 /* ---- coherence (machine.c): the slow path of a core's access ---- */
 
-/* Core h accesses LINE (write or not) for instruction D (NULL: a syscall
- * access): a bus transaction if the core lacks the permission, hooks, filter
- * update; advances h->clock by the wait. TIME_OUT receives the access time. */
-void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, uint64_t *time_out);
+/* Core h accesses LINE (write or not) on guest page PG for instruction D
+ * (NULL: a syscall access): a bus transaction if the core lacks the
+ * permission, hooks, filter update; advances h->clock by the wait.
+ * TIME_OUT receives the access time. */
+void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
+                    uint64_t *time_out);
 /* Trace hook of the machine (NULL if none). */
 void rru_coh_trace(rru_hart *h, const rru_insn *d, uint64_t addr, unsigned size, int write,
                    uint64_t time);

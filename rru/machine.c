@@ -55,6 +55,7 @@ struct rru_machine {
     uint64_t dir_floor; /* latest line.T of a line that left the directory */
     int slice_core;     /* the core whose slice is under way, -1 = choose */
     uint64_t slice_end; /* its bound (second-smallest clock + slice) */
+    uint64_t id;        /* unique among machines: rru_page.coh_owner */
     rru_trace_fn trace;
     void *trace_ctx;
     const rru_env_ops *env;
@@ -110,12 +111,23 @@ static dir_page *dir_find(const rru_machine *m, uint64_t page)
     }
 }
 
-static dir_line *dir_get(rru_machine *m, uint64_t line)
+/* The directory entry of LINE, created if absent. PG, if not NULL, is the
+ * guest page holding LINE: it remembers its directory page (coh_dir), so
+ * that the next lookup through it needs no hash probe. The pointer is
+ * trusted only from this machine (coh_owner) and is cleared before its
+ * directory page is freed (rru_machine_forget); a page that mem.c hands
+ * out again starts with none. */
+static dir_line *dir_get(rru_machine *m, rru_page *pg, uint64_t line)
 {
     uint64_t page = line >> RRU_PAGE_SHIFT;
     dir_page *p = m->dir_last;
     if (p && p->page == page)
         return &p->lines[(line & (RRU_PAGE_SIZE - 1)) >> RRU_LINE_SHIFT];
+    if (pg && pg->coh_owner == m->id && pg->coh_dir) {
+        p = pg->coh_dir;
+        m->dir_last = p;
+        return &p->lines[(line & (RRU_PAGE_SIZE - 1)) >> RRU_LINE_SHIFT];
+    }
     p = dir_find(m, page);
     if (!p) {
         if ((m->dir_used + 1) * 2 > m->dir_cap && dir_grow(m) != 0)
@@ -134,6 +146,10 @@ static dir_line *dir_get(rru_machine *m, uint64_t line)
             j = (j + 1) & (m->dir_cap - 1);
         m->dir[j] = p;
         m->dir_used++;
+    }
+    if (pg) {
+        pg->coh_dir = p;
+        pg->coh_owner = m->id;
     }
     m->dir_last = p;
     return &p->lines[(line & (RRU_PAGE_SIZE - 1)) >> RRU_LINE_SHIFT];
@@ -221,8 +237,10 @@ rru_machine *rru_machine_new(const rru_machine_config *cfg, rru_mem *mem, char *
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    static _Atomic uint64_t machines;
     m->cfg = *cfg;
     m->mem = mem;
+    m->id = atomic_fetch_add_explicit(&machines, 1, memory_order_relaxed) + 1;
     m->rng = cfg->seed;
     m->alarm = NONE;
     m->slice_core = -1;
@@ -417,7 +435,8 @@ static uint64_t next_random(rru_machine *m)
  *     after a and no later than b: tb >= T_X.
  * (4) T_X >= c_i + 1 > ta if i still holds a's permission (it conflicts
  *     with X), else T_X >= line.T > ta by (2). Hence ta < tb. */
-void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, uint64_t *time_out)
+void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
+                    uint64_t *time_out)
 {
     rru_machine *m = h->mach;
     rru_core *rc = h->core;
@@ -455,7 +474,7 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, uint64_t line, int write, ui
         }
     }
 
-    dir_line *l = dir_get(m, line);
+    dir_line *l = dir_get(m, pg, line);
 
     int miss = write ? l->owner != (int)r : !(l->sharers & rbit);
     if (miss) {
@@ -557,6 +576,10 @@ void rru_machine_forget(rru_machine *m, uint64_t addr, uint64_t len)
         dir_page *p = dir_find(m, page);
         if (!p)
             continue;
+        /* The guest page, if it is still mapped, forgets the entry. */
+        rru_page *pg = rru_mem_page(m->mem, page << RRU_PAGE_SHIFT);
+        if (pg && pg->coh_dir == p)
+            pg->coh_dir = NULL;
         for (unsigned i = 0; i < RRU_PAGE_SIZE / RRU_LINE_SIZE; i++) {
             const dir_line *l = &p->lines[i];
             uint64_t line = (page << RRU_PAGE_SHIFT) + ((uint64_t)i << RRU_LINE_SHIFT);
@@ -598,7 +621,7 @@ static int core_access(rru_machine *m, unsigned core, uint64_t addr, void *buf, 
         if (k > n)
             k = n;
         uint64_t t;
-        rru_coh_access(h, NULL, line, write, &t);
+        rru_coh_access(h, NULL, p, line, write, &t);
         rru_coh_trace(h, NULL, addr, (unsigned)k, write, t);
         size_t off = addr & (RRU_PAGE_SIZE - 1);
         if (write) {

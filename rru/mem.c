@@ -152,6 +152,8 @@ static rru_page *new_page(rru_mem *m, uint64_t a, unsigned prot)
     p->addr = a;
     p->prot = (uint8_t)prot;
     p->free_next = NULL;
+    p->coh_dir = NULL;
+    p->coh_owner = 0;
     atomic_store_explicit(&p->code, 0, memory_order_relaxed);
     m->npages++;
     return p;

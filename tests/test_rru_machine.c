@@ -571,6 +571,49 @@ START_TEST(rru_machine_syscall_accesses_go_through_coherence)
 }
 END_TEST
 
+/* The directory's lines are found again after rru_machine_forget (the
+ * guest page still mapped keeps no pointer to the freed entry) and by a
+ * second machine on the same memory (no pointer of the first is used):
+ * each starts from an empty line, so each access below is a transaction. */
+START_TEST(rru_machine_forgotten_or_foreign_directory_entries_are_not_reused)
+{
+    uint32_t c0[] = { I_ECALL };
+    const uint32_t *code[1] = { c0 };
+    size_t n[1] = { 1 };
+    mtest t = mt_new(1, 1, code, n, 0);
+    uint64_t v = 5;
+    rru_core_stats s;
+    ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &v, 8), 0);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, PRIV, &v, 8), 0);   /* another page last */
+    rru_machine_stats(t.m, 0, &s);
+    ck_assert_uint_eq(s.bus_exclusive, 2);
+    rru_machine_forget(t.m, SHARED, 0x1000);
+    uint64_t sharers;
+    int owner;
+    rru_machine_line_state(t.m, SHARED, &sharers, &owner);
+    ck_assert_uint_eq(sharers, 0);
+    ck_assert_int_eq(owner, -1);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &v, 8), 0);
+    rru_machine_stats(t.m, 0, &s);
+    ck_assert_uint_eq(s.bus_exclusive, 3);
+    rru_machine_line_state(t.m, SHARED, &sharers, &owner);
+    ck_assert_int_eq(owner, 0);
+
+    rru_machine_free(t.m);
+    rru_machine_config cfg;
+    rru_machine_config_default(&cfg);
+    cfg.cores = 1;
+    char err[128];
+    t.m = rru_machine_new(&cfg, t.mem, err, sizeof err);
+    ck_assert_msg(t.m != NULL, "%s", err);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, PRIV, &v, 8), 0);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &v, 8), 0);
+    rru_machine_stats(t.m, 0, &s);
+    ck_assert_uint_eq(s.bus_exclusive, 2);
+    mt_free(&t);
+}
+END_TEST
+
 START_TEST(rru_machine_idle_timer_alarm_and_clocks)
 {
     uint32_t spin[] = { I_ADDI(A0, A0, 1), I_JAL(ZERO, -4) };
@@ -657,6 +700,7 @@ TU_SUITE(rru_machine)
     tcase_add_test(tc, rru_machine_private_line_needs_one_transaction);
     tc = tu_tcase(s, "driver", 30);
     tcase_add_test(tc, rru_machine_syscall_accesses_go_through_coherence);
+    tcase_add_test(tc, rru_machine_forgotten_or_foreign_directory_entries_are_not_reused);
     tcase_add_test(tc, rru_machine_idle_timer_alarm_and_clocks);
     return s;
 }
