@@ -1,8 +1,13 @@
 /* replayer/input.c: the input log split per thread (replayer/input.h),
- * streamed: records are read from the file when a thread needs one that
- * has not been read yet, and the records of other threads met on the way
- * wait in their threads' queues. Memory is what the threads are apart in
- * the log, not its length. One mutex guards the reader and the queues. */
+ * streamed by two cursors over the file: one reads the records (system
+ * calls, CSR reads, SC failures) when a thread needs one that has not been
+ * read yet, the other the chunk checks when a chunk needs its check; each
+ * passes over what the other reads. What one cursor meets of other threads
+ * on the way waits in their queues, so memory is what the threads are
+ * apart in the log, counted in records of that kind: a thread blocked for
+ * the whole run (its next system call at the end of the log) makes the
+ * record cursor queue the other threads' few system calls, not their many
+ * checks. One mutex guards the cursors and the queues. */
 #include <stdio.h>
 #include "replayer/input.h"
 
@@ -25,11 +30,14 @@ typedef struct rp_queue {
     size_t head, n, cap;       /* live records: rec[head .. head+n) modulo cap */
     rp_check *chk;
     size_t chead, nchk, capchk;
+    uint64_t taken;            /* records the thread took */
+    uint64_t passed;           /* its records the check cursor passed over */
 } rp_queue;
 
 struct rp_input {
-    rnr_reader *r;
-    int eof, failed;
+    rnr_reader *r;             /* the record cursor */
+    rnr_reader *rc;            /* the check cursor */
+    int eof, ceof, failed;
     char error[RNR_ERR_MAX];
     rnr_log_header h;
     pthread_mutex_t mu;
@@ -38,7 +46,7 @@ struct rp_input {
     rnr_input_record start;
     int has_start;
     uint8_t *start_data;
-    uint64_t held, peak;       /* records queued now, at most */
+    uint64_t held, peak;       /* records and checks queued now, at most */
 };
 
 static rp_queue *queue_of(rp_input *in, uint32_t tid, int create)
@@ -95,7 +103,7 @@ static void push_record(rp_input *in, rp_queue *q, const rnr_input_record *rec)
         in->peak = in->held;
 }
 
-static void push_check(rp_queue *q, const rnr_input_record *rec)
+static void push_check(rp_input *in, rp_queue *q, const rnr_input_record *rec)
 {
     if (q->nchk == q->capchk) {
         size_t cap = q->capchk ? 2 * q->capchk : 16;
@@ -109,36 +117,69 @@ static void push_check(rp_queue *q, const rnr_input_record *rec)
     }
     q->chk[(q->chead + q->nchk) % q->capchk] = (rp_check){rec->nr, (uint64_t)rec->value, rec->addr};
     q->nchk++;
+    if (++in->held > in->peak)
+        in->peak = in->held;
 }
 
-/* Reads one record into its queue; 0 at the end of the log or on error. */
-static int read_one(rp_input *in)
+static void fail(rp_input *in, rnr_reader *r)
 {
-    if (in->eof || in->failed)
-        return 0;
-    rnr_input_record rec;
-    int rc = rnr_reader_next_input(in->r, &rec);
-    if (rc <= 0) {
-        in->eof = 1;
-        if (rc < 0) {
-            in->failed = 1;
-            snprintf(in->error, sizeof in->error, "%s", rnr_reader_error(in->r));
+    in->failed = 1;
+    snprintf(in->error, sizeof in->error, "%s", rnr_reader_error(r));
+}
+
+/* The record cursor: reads on to the next record that is not a check and
+ * queues it; 0 at the end of the log or on error. */
+static int read_record(rp_input *in)
+{
+    while (!in->eof && !in->failed) {
+        rnr_input_record rec;
+        int rc = rnr_reader_next_input(in->r, &rec);
+        if (rc <= 0) {
+            in->eof = 1;
+            if (rc < 0)
+                fail(in, in->r);
+            return 0;
         }
-        return 0;
+        if (rec.type == RNR_IN_CHECK)
+            continue;   /* the check cursor's */
+        if (rec.type == RNR_IN_START) {
+            in->start = rec;
+            in->start_data = xmalloc(rec.len ? rec.len : 1);
+            memcpy(in->start_data, rec.data, rec.len);
+            in->start.data = in->start_data;
+            in->has_start = 1;
+        } else {
+            push_record(in, queue_of(in, rec.tid, 1), &rec);
+        }
+        return 1;
     }
-    rp_queue *q = queue_of(in, rec.tid, 1);
-    if (rec.type == RNR_IN_START) {
-        in->start = rec;
-        in->start_data = xmalloc(rec.len ? rec.len : 1);
-        memcpy(in->start_data, rec.data, rec.len);
-        in->start.data = in->start_data;
-        in->has_start = 1;
-    } else if (rec.type == RNR_IN_CHECK) {
-        push_check(q, &rec);
-    } else {
-        push_record(in, q, &rec);
+    return 0;
+}
+
+/* The check cursor: reads on to the next check and queues it, counting
+ * the records of each thread it passes over; 0 at the end or on error. */
+static int read_check(rp_input *in)
+{
+    while (!in->ceof && !in->failed) {
+        rnr_input_record rec;
+        int rc = rnr_reader_next_input(in->rc, &rec);
+        if (rc <= 0) {
+            in->ceof = 1;
+            if (rc < 0)
+                fail(in, in->rc);
+            return 0;
+        }
+        if (rec.type == RNR_IN_START)
+            continue;
+        rp_queue *q = queue_of(in, rec.tid, 1);
+        if (rec.type != RNR_IN_CHECK) {
+            q->passed++;
+            continue;
+        }
+        push_check(in, q, &rec);
+        return 1;
     }
-    return 1;
+    return 0;
 }
 
 rp_input *rp_input_load(const char *path, char *err, size_t errlen)
@@ -148,8 +189,13 @@ rp_input *rp_input_load(const char *path, char *err, size_t errlen)
         return NULL;
     rp_input *in = xcalloc(1, sizeof *in);
     in->r = r;
-    in->h = *rnr_reader_header(r);
     pthread_mutex_init(&in->mu, NULL);
+    in->rc = rnr_reader_open(path, err, errlen);
+    if (!in->rc) {
+        rp_input_free(in);
+        return NULL;
+    }
+    in->h = *rnr_reader_header(r);
     if (in->h.kind != RNR_LOG_INPUT) {
         snprintf(err, errlen, "%s: a %s log, not an input log", path, rnr_log_kind_name(in->h.kind));
         rp_input_free(in);
@@ -174,7 +220,7 @@ rp_input *rp_input_load(const char *path, char *err, size_t errlen)
     }
     rnr_reader_close(scan);
     /* The START record comes first (the process's start). */
-    read_one(in);
+    read_record(in);
     if (in->failed) {
         snprintf(err, errlen, "%s", in->error);
         rp_input_free(in);
@@ -198,6 +244,8 @@ void rp_input_free(rp_input *in)
     free(in->start_data);
     if (in->r)
         rnr_reader_close(in->r);
+    if (in->rc)
+        rnr_reader_close(in->rc);
     pthread_mutex_destroy(&in->mu);
     free(in);
 }
@@ -211,7 +259,7 @@ uint64_t rp_input_peak(const rp_input *in) { return in->peak; }
 static rp_queue *ready_queue(rp_input *in, uint32_t tid)
 {
     rp_queue *q = queue_of(in, tid, 0);
-    while ((!q || q->n == 0) && read_one(in))
+    while ((!q || q->n == 0) && read_record(in))
         q = queue_of(in, tid, 0);
     return q && q->n ? q : NULL;
 }
@@ -234,6 +282,7 @@ void rp_input_take(rp_input *in, uint32_t tid)
         free((void *)q->rec[q->head].data);
         q->head = (q->head + 1) % q->cap;
         q->n--;
+        q->taken++;
         in->held--;
     }
     pthread_mutex_unlock(&in->mu);
@@ -250,6 +299,7 @@ int rp_input_check(rp_input *in, uint32_t tid, uint64_t instret, uint64_t *pc, u
         while (q && q->nchk && q->chk[q->chead].instret < instret) {
             q->chead = (q->chead + 1) % q->capchk;
             q->nchk--;
+            in->held--;
         }
         if (q && q->nchk) {
             if (q->chk[q->chead].instret == instret) {
@@ -257,18 +307,20 @@ int rp_input_check(rp_input *in, uint32_t tid, uint64_t instret, uint64_t *pc, u
                 *hash = q->chk[q->chead].hash;
                 q->chead = (q->chead + 1) % q->capchk;
                 q->nchk--;
+                in->held--;
                 found = 1;
             }
             break;
         }
-        /* No check queued: one may still be in the file, unless the
-         * thread's other records already reach past this point. Reading on
-         * for it is bounded (a chunk end without a check, the thread's last
-         * one for example, must not pull the rest of the log in): a check
-         * not found within that is not compared. */
-        if ((q && q->n) || ++looked > CHECK_LOOKAHEAD)
+        /* No check queued: one may still be in the file, unless the check
+         * cursor already passed a record of the thread it has not taken
+         * (its next system call, after this point in its program order).
+         * Reading on for it is bounded (a chunk end without a check, the
+         * thread's last one for example, must not pull the rest of the log
+         * in): a check not found within that is not compared. */
+        if ((q && q->passed > q->taken) || ++looked > CHECK_LOOKAHEAD)
             break;
-        if (!read_one(in))
+        if (!read_check(in))
             break;
     }
     pthread_mutex_unlock(&in->mu);

@@ -19,6 +19,7 @@
 #include "backend/dag.h"
 #include "formats/log.h"
 #include "replayer/engine.h"
+#include "replayer/input.h"
 #include "tests/testutil.h"
 
 static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
@@ -1153,6 +1154,76 @@ START_TEST(replay_streams_a_log_from_a_pipe)
 }
 END_TEST
 
+/* ---- the input log's two cursors (replayer/input.c) ---- */
+
+/* Thread 1 makes a system call at the start and one at the end; threads 2
+ * and 3 end N chunks each in between (a check each) and make a system
+ * call every 64 chunks. Thread 1 taking its second record reads the log
+ * to its end: what waits in queues then is the other threads' system
+ * calls, not their checks, and every check is still found afterwards. */
+START_TEST(replay_input_queues_hold_records_not_the_checks_in_between)
+{
+    const uint64_t n = 20000;
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "input.log");
+    rnr_log_header h = {.kind = RNR_LOG_INPUT, .cpus = 3};
+    char err[256];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    rnr_input_record sys = {.type = RNR_IN_SYSCALL, .tid = 1, .nr = 64, .value = 5};
+    ck_assert_int_eq(rnr_writer_put_input(w, &sys), 0);
+    uint64_t syscalls = 0;
+    for (uint64_t i = 1; i <= n; i++) {
+        for (uint32_t tid = 2; tid <= 3; tid++) {
+            rnr_input_record c = {.type = RNR_IN_CHECK, .tid = tid, .nr = 100 * i,
+                                  .value = (int64_t)(0x1000 + i), .addr = i * 7 + tid};
+            ck_assert_int_eq(rnr_writer_put_input(w, &c), 0);
+            if (i % 64 == 0) {
+                rnr_input_record r = {.type = RNR_IN_SYSCALL, .tid = tid, .nr = 172,
+                                      .value = (int64_t)i};
+                ck_assert_int_eq(rnr_writer_put_input(w, &r), 0);
+                syscalls++;
+            }
+        }
+    }
+    sys.value = 6;
+    ck_assert_int_eq(rnr_writer_put_input(w, &sys), 0);
+    ck_assert_msg(rnr_writer_close(w, err, sizeof err) == 0, "%s", err);
+
+    rp_input *in = rp_input_load(path, err, sizeof err);
+    ck_assert_msg(in != NULL, "%s", err);
+    rnr_input_record r;
+    ck_assert_int_eq(rp_input_peek(in, 1, &r), 1);
+    ck_assert_int_eq(r.value, 5);
+    rp_input_take(in, 1);
+    ck_assert_int_eq(rp_input_peek(in, 1, &r), 1);
+    ck_assert_int_eq(r.value, 6);
+    /* The other threads' system calls wait (and a record or two more);
+     * their 2n checks do not. */
+    ck_assert_uint_le(rp_input_peak(in), syscalls + 2);
+    rp_input_take(in, 1);
+    /* Thread 2 in its program order: every check found, every record. */
+    uint64_t pc, hash, found = 0;
+    for (uint64_t i = 1; i <= n; i++) {
+        if (rp_input_check(in, 2, 100 * i, &pc, &hash) && pc == 0x1000 + i && hash == i * 7 + 2)
+            found++;
+        if (i % 64 == 0) {
+            ck_assert_int_eq(rp_input_peek(in, 2, &r), 1);
+            ck_assert_int_eq(r.value, (int64_t)i);
+            rp_input_take(in, 2);
+        }
+    }
+    ck_assert_uint_eq(found, n);
+    ck_assert_int_eq(rp_input_peek(in, 2, &r), 0);
+    /* Thread 3's checks that the check cursor met on the way wait. */
+    ck_assert_int_eq(rp_input_check(in, 3, 100 * 64, &pc, &hash), 1);
+    ck_assert_uint_eq(hash, 64 * 7 + 3);
+    rp_input_free(in);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 TU_SUITE(replay_engine)
 {
     Suite *s = suite_create("replay_engine");
@@ -1178,5 +1249,6 @@ TU_SUITE(replay_engine)
     tcase_add_test(tc, replay_memory_is_bounded_by_the_window);
     tcase_add_test(tc, replay_reports_progress_on_the_calling_thread);
     tcase_add_test(tc, replay_streams_a_log_from_a_pipe);
+    tcase_add_test(tc, replay_input_queues_hold_records_not_the_checks_in_between);
     return s;
 }
