@@ -121,25 +121,29 @@ static void push_check(rp_input *in, rp_queue *q, const rnr_input_record *rec)
         in->peak = in->held;
 }
 
-static void fail(rp_input *in, rnr_reader *r)
+/* The next record of cursor R into *REC: 1, or 0 at the end of the log
+ * (*EOF set) or on an error (the input fails, with the reader's message). */
+static int cursor_next(rp_input *in, rnr_reader *r, int *eof, rnr_input_record *rec)
 {
-    in->failed = 1;
-    snprintf(in->error, sizeof in->error, "%s", rnr_reader_error(r));
+    if (*eof || in->failed)
+        return 0;
+    int rc = rnr_reader_next_input(r, rec);
+    if (rc > 0)
+        return 1;
+    *eof = 1;
+    if (rc < 0) {
+        in->failed = 1;
+        snprintf(in->error, sizeof in->error, "%s", rnr_reader_error(r));
+    }
+    return 0;
 }
 
 /* The record cursor: reads on to the next record that is not a check and
  * queues it; 0 at the end of the log or on error. */
 static int read_record(rp_input *in)
 {
-    while (!in->eof && !in->failed) {
-        rnr_input_record rec;
-        int rc = rnr_reader_next_input(in->r, &rec);
-        if (rc <= 0) {
-            in->eof = 1;
-            if (rc < 0)
-                fail(in, in->r);
-            return 0;
-        }
+    rnr_input_record rec;
+    while (cursor_next(in, in->r, &in->eof, &rec)) {
         if (rec.type == RNR_IN_CHECK)
             continue;   /* the check cursor's */
         if (rec.type == RNR_IN_START) {
@@ -160,15 +164,8 @@ static int read_record(rp_input *in)
  * the records of each thread it passes over; 0 at the end or on error. */
 static int read_check(rp_input *in)
 {
-    while (!in->ceof && !in->failed) {
-        rnr_input_record rec;
-        int rc = rnr_reader_next_input(in->rc, &rec);
-        if (rc <= 0) {
-            in->ceof = 1;
-            if (rc < 0)
-                fail(in, in->rc);
-            return 0;
-        }
+    rnr_input_record rec;
+    while (cursor_next(in, in->rc, &in->ceof, &rec)) {
         if (rec.type == RNR_IN_START)
             continue;
         rp_queue *q = queue_of(in, rec.tid, 1);
