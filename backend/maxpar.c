@@ -626,43 +626,52 @@ static void sort_ptv(mp_chunk *c)
     }
 }
 
-/* Holds C, a chunk without successors (from write_chunk: a PTV of at
- * most INLINE_PTV entries is its open chunk's inline array, whose free
- * slots hold sentinels): a short PTV is copied whole, without a loop on
+/* Holds open chunk C of cpu P, without successors, as P's C0 (its PTV
+ * sorted). The held copy is built field by field from C, which was
+ * written long ago, not copied from a struct just assembled on the stack:
+ * wide loads of narrower stores still in flight stall the core (store
+ * forwarding fails). A PTV of at most INLINE_PTV entries is C's inline
+ * array, whose free slots hold sentinels: copied whole, without a loop on
  * its length (h->ptv has room for INLINE_PTV entries). */
-static void hold(held_chunk *h, const rnr_final_chunk *c)
+static void hold(held_chunk *h, uint32_t p, const mp_chunk *c)
 {
     h->valid = 1;
-    h->c = *c;
+    h->c.cpu = p;
+    h->c.tid = c->tid;
+    h->c.cs = c->cs;
+    h->c.nstv = 0;
+    h->c.stv = h->stv;
+    h->c.nptv = c->nptv;
+    h->c.ptv = h->ptv;
     if (c->nptv <= INLINE_PTV) {
         for (uint32_t i = 0; i < INLINE_PTV; i++)
-            h->ptv[i] = c->ptv[i];
+            h->ptv[i] = c->ptv.in[i];
     } else {
         for (uint32_t i = 0; i < c->nptv; i++)
-            h->ptv[i] = c->ptv[i];
+            h->ptv[i] = c->ptv.spill[i];
     }
-    h->c.stv = h->stv;
-    h->c.ptv = h->ptv;
 }
 
-/* Output of a written chunk through the C0/C1 merge: C0 (held) and C1 are
- * merged when they belong to the same thread, C0 has no successor and C1
- * no predecessor: the recorded parallelism is unchanged. A chunk with a
- * successor is never held, so nothing waits behind a held chunk; it goes
- * out at once (C's arrays need to outlive only this call). */
-static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
+/* Output of open chunk C of cpu P, being written with the NSTV successor
+ * cpus in m->stv_buf and its PTV sorted, through the C0/C1 merge: C0
+ * (held) and C1 are merged when they belong to the same thread, C0 has no
+ * successor and C1 no predecessor: the recorded parallelism is unchanged.
+ * A chunk with a successor is never held (so a held chunk has nstv == 0),
+ * and nothing waits behind a held chunk; it goes out at once (the arrays
+ * handed to emit need to outlive only that call). */
+static int output(maxpar *m, uint32_t p, mp_chunk *c, uint32_t nstv)
 {
     held_chunk *h = &m->px[p].held;
-    if (h->valid && h->c.tid == c->tid && h->c.nstv == 0 && c->nptv == 0 &&
-        h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
+    if (h->valid && h->c.tid == c->tid && c->nptv == 0 && h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
         h->c.cs += c->cs;
         m->st.merged++;
-        if (c->nstv == 0)
+        if (nstv == 0)
             return 0;
         h->valid = 0;
-        h->c.nstv = c->nstv;
-        h->c.stv = c->stv;
+        h->c.nstv = nstv;
+        h->c.stv = m->stv_buf;
         int rc = emit(m, &h->c);
+        h->c.nstv = 0;
         h->c.stv = h->stv;
         return rc;
     }
@@ -671,9 +680,11 @@ static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
             return -1;
         h->valid = 0;
     }
-    if (c->nstv)
-        return emit(m, c);
-    hold(h, c);                         /* nstv == 0 */
+    if (nstv) {
+        rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv_of(c) };
+        return emit(m, &f);
+    }
+    hold(h, p, c);
     return 0;
 }
 
@@ -737,15 +748,13 @@ static int write_chunk(maxpar *m, uint32_t p)
         }
     }
     m->st.tokens += nstv;
-    rnr_ptv_entry *ptv = ptv_of(c);
     sort_ptv(c);
-    rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv };
     x->head++;
     x->n--;
     x->succ_head = (x->succ_head + c->nsv) & x->succ_mask;
     x->succ_n -= c->nsv;
     /* C's slot is reused only by a later push to this proxy, after output. */
-    int rc = output(m, p, &f);
+    int rc = output(m, p, c, nstv);
     chunk_release(m, c);
     if (x->n && open_at(x, 0)->pending == 0)
         work_add(m, p);
