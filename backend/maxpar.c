@@ -484,6 +484,25 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
     }
 }
 
+/* The number of the first of X's LEN >= 1 chunks numbered from FIRST with
+ * TS > t, given that the last of them has one. A search without a
+ * data-dependent branch: its steps depend on LEN alone, the same for
+ * every entry of a batch, so the loop is predicted; each step keeps the
+ * answer within [base, base + len) (if the chunk before the upper half
+ * has TS <= t, the answer is in the upper half, of len - half chunks;
+ * otherwise in the lower half, of half <= len - half chunks), and stops
+ * at len = 1. */
+static inline uint32_t first_in_batch(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
+{
+    uint32_t base = first;
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base = chunk_at(x, base + half - 1)->ts <= t ? base + half : base;
+        len -= half;
+    }
+    return base;
+}
+
 /* Matches the chunks of proxy X read since its last match (numbers
  * [x->unmatched, head + n)) with its waiting lists: every waiting entry
  * with t below the newest one's TS gets as its destination the first of
@@ -506,6 +525,7 @@ static void resolve_waiting(maxpar *m, proxy *x)
     x->unmatched = end;
     if (first == end)
         return;
+    uint32_t len = end - first;
     uint64_t ts = chunk_at(x, end - 1)->ts;
     for (uint32_t w = 0; w < m->words; w++) {
         /* The lists with work, found without a branch per list (which
@@ -519,14 +539,12 @@ static void resolve_waiting(maxpar *m, proxy *x)
             uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
             waiting_list *l = &x->waiting[p];
             mp_edge *e = l->e;
-            uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved, seq = first;
-            mp_chunk *d = chunk_at(x, seq);
+            uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved;
             do {
                 mp_edge *ed = &e[(head + r++) & mask];
-                while (d->ts <= ed->t)      /* ends: the newest chunk has TS > ed->t */
-                    d = chunk_at(x, ++seq);
+                uint32_t seq = first_in_batch(x, first, len, ed->t);
                 ed->dst = seq;
-                d->pending++;
+                chunk_at(x, seq)->pending++;
             } while (r < n && e[(head + r) & mask].t < ts);
             l->resolved = r;
             if (r < n)
