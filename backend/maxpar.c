@@ -386,21 +386,32 @@ static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count
 
 /* ---- proxies ---- */
 
-/* The index among X's open chunks of the first with TS > t (binary
- * search), or X->n if none. */
-static uint32_t first_after(const proxy *x, uint64_t t)
+/* The number of the first of X's LEN >= 1 chunks numbered from FIRST with
+ * TS > t, given that the last of them has one. A search without a
+ * data-dependent branch: its steps depend on LEN alone, the same for
+ * every entry of a batch, so the loop is predicted; each step keeps the
+ * answer within [base, base + len) (if the chunk before the upper half
+ * has TS <= t, the answer is in the upper half, of len - half chunks;
+ * otherwise in the lower half, of half <= len - half chunks), and stops
+ * at len = 1. */
+static inline uint32_t first_in_batch(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
+{
+    uint32_t base = first;
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base = chunk_at(x, base + half - 1)->ts <= t ? base + half : base;
+        len -= half;
+    }
+    return base;
+}
+
+/* The index among X's open chunks of the first with TS > t, or X->n if
+ * none. The search has no data-dependent branch (first_in_batch). */
+static inline uint32_t first_after(const proxy *x, uint64_t t)
 {
     if (!x->n || open_at(x, x->n - 1)->ts <= t)
         return x->n;                    /* the common case: not dumped yet */
-    uint32_t lo = 0, hi = x->n - 1;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (open_at(x, mid)->ts > t)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
+    return first_in_batch(x, x->head, x->n, t) - x->head;
 }
 
 static COLD void waiting_alloc(maxpar *m, proxy *x)
@@ -482,25 +493,6 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
         if (x->n && x->head == dst)
             work_add(m, q);
     }
-}
-
-/* The number of the first of X's LEN >= 1 chunks numbered from FIRST with
- * TS > t, given that the last of them has one. A search without a
- * data-dependent branch: its steps depend on LEN alone, the same for
- * every entry of a batch, so the loop is predicted; each step keeps the
- * answer within [base, base + len) (if the chunk before the upper half
- * has TS <= t, the answer is in the upper half, of len - half chunks;
- * otherwise in the lower half, of half <= len - half chunks), and stops
- * at len = 1. */
-static inline uint32_t first_in_batch(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
-{
-    uint32_t base = first;
-    while (len > 1) {
-        uint32_t half = len / 2;
-        base = chunk_at(x, base + half - 1)->ts <= t ? base + half : base;
-        len -= half;
-    }
-    return base;
 }
 
 /* Matches the chunks of proxy X read since its last match (numbers
