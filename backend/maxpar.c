@@ -108,10 +108,13 @@ typedef struct mp_edge {
 } mp_edge;
 
 /* The waiting list of proxy q for source cpu p: a ring of edges, oldest
- * source first; entries [0, resolved) have their destination. */
+ * source first; entries [0, resolved) have their destination. It is kept
+ * with the source (px[p].out[q]): the cpus that add and write edges find
+ * their lists with one load fewer than through the destination. */
 typedef struct waiting_list {
     mp_edge *e;              /* NULL until the first edge */
     uint32_t head, n, mask, resolved;
+    uint64_t last_t;         /* while n > 0: the time of the newest entry */
 } waiting_list;
 
 /* The C0 of the merge: the last chunk of a CPU, held back while it has no
@@ -129,12 +132,14 @@ typedef struct proxy {
     uint32_t head, n;        /* number of the oldest open chunk; open chunks */
     uint16_t *succ;          /* FIFO of the SV cpus of the open chunks, in chunk order */
     uint32_t succ_head, succ_n, succ_mask;
-    waiting_list *waiting;   /* [cpus], allocated on first use */
+    waiting_list *out;       /* [cpus] the waiting lists of this cpu's dependences, one per
+                                destination cpu; allocated with the first dependence */
     uint32_t *early;         /* [cpus] Early Token Vector, allocated on first use */
     uint64_t *early_t;       /* [cpus] latest dependence time behind the early tokens */
     uint64_t *unresolved;    /* bitset of source cpus with unresolved entries here */
-    uint64_t *due;           /* [cpus] with waiting: per source cpu in unresolved, the time
-                                of its oldest unresolved entry (packed for the scan) */
+    uint64_t *due;           /* [cpus] per source cpu in unresolved, the time of its oldest
+                                unresolved entry (packed for the scan); allocated with the
+                                first unresolved entry */
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
     uint32_t unmatched;      /* number of the first chunk resolve_waiting has not seen */
     uint64_t last_ts;
@@ -262,12 +267,12 @@ void maxpar_free(maxpar *m)
         }
         free(x->ring);
         free(x->succ);
-        if (x->waiting) {
+        if (x->out) {
             for (uint32_t q = 0; q < m->cpus; q++)
-                free(x->waiting[q].e);
-            free(x->waiting);
-            free(x->due);
+                free(x->out[q].e);
+            free(x->out);
         }
+        free(x->due);
         free(x->early);
         free(x->early_t);
         free(x->unresolved);
@@ -414,19 +419,18 @@ static inline uint32_t first_after(const proxy *x, uint64_t t)
     return first_in_batch(x, x->head, x->n, t) - x->head;
 }
 
-static COLD void waiting_alloc(maxpar *m, proxy *x)
+/* The waiting lists of cpu P's dependences ([cpus], by destination). */
+static COLD waiting_list *out_alloc(maxpar *m, proxy *x)
 {
-    x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
-    x->due = xcalloc(m->cpus, sizeof *x->due);
-    account(m, (int64_t)(m->cpus * (sizeof *x->waiting + sizeof *x->due)));
+    x->out = xcalloc(m->cpus, sizeof *x->out);
+    account(m, (int64_t)(m->cpus * sizeof *x->out));
+    return x->out;
 }
 
-static inline waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
+static COLD void due_alloc(maxpar *m, proxy *x)
 {
-    proxy *x = &m->px[q];
-    if (!x->waiting)
-        waiting_alloc(m, x);
-    return &x->waiting[p];
+    x->due = xcalloc(m->cpus, sizeof *x->due);
+    account(m, (int64_t)(m->cpus * sizeof *x->due));
 }
 
 static inline mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
@@ -511,8 +515,9 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
  * the batch with TS > t is its destination either way; nothing else
  * happens to X's lists during the batch (a chunk's edges go to other
  * cpus' lists). One scan of the lists per batch, not per chunk. */
-static void resolve_waiting(maxpar *m, proxy *x)
+static void resolve_waiting(maxpar *m, uint32_t q)
 {
+    proxy *x = &m->px[q];
     uint32_t first = x->unmatched, end = x->head + x->n;
     x->unmatched = end;
     if (first == end)
@@ -529,7 +534,7 @@ static void resolve_waiting(maxpar *m, proxy *x)
         }
         for (; due; due &= due - 1) {
             uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
-            waiting_list *l = &x->waiting[p];
+            waiting_list *l = &m->px[p].out[q];
             mp_edge *e = l->e;
             uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved;
             do {
@@ -551,26 +556,28 @@ static void resolve_waiting(maxpar *m, proxy *x)
 static void end_batch(maxpar *m)
 {
     if (m->batch_cpu != UINT32_MAX) {
-        resolve_waiting(m, &m->px[m->batch_cpu]);
+        resolve_waiting(m, m->batch_cpu);
         m->batch_cpu = UINT32_MAX;
     }
 }
 
-/* Chunk number SEQ of cpu p depends on cpu q from time t. */
-static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t)
+/* Chunk number SEQ of cpu p depends on cpu q from time t; L is the
+ * waiting list of q for p. */
+static void add_edge(maxpar *m, waiting_list *l, uint32_t p, uint32_t seq, uint32_t q, uint64_t t)
 {
-    waiting_list *l = waiting(m, q, p);
     proxy *x = &m->px[q];
     /* Older chunks' edges at t or later are implied by this one. */
-    while (l->n && edge_at(l, l->n - 1)->t >= t) {
-        l->n--;
-        m->edges--;
-        if (l->resolved > l->n) {
-            uint32_t dst = edge_at(l, l->n)->dst;
-            l->resolved = l->n;
-            edge_decided(m, q, chunk_at(x, dst), dst);
-        }
-        m->st.dropped_later++;
+    if (l->n && l->last_t >= t) {
+        do {
+            l->n--;
+            m->edges--;
+            if (l->resolved > l->n) {
+                uint32_t dst = edge_at(l, l->n)->dst;
+                l->resolved = l->n;
+                edge_decided(m, q, chunk_at(x, dst), dst);
+            }
+            m->st.dropped_later++;
+        } while (l->n && edge_at(l, l->n - 1)->t >= t);
     }
     mp_edge e = { t, seq, 0 };
     /* An earlier entry unresolved: so is this one, and the list's oldest
@@ -586,11 +593,14 @@ static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t
             l->resolved++;
             bit_clear(x->unresolved, p);
         } else {
+            if (!x->due)
+                due_alloc(m, x);
             bit_set(x->unresolved, p);
             x->due[p] = t;
         }
     }
     edge_push(m, l, &e);
+    l->last_t = t;
 }
 
 /* ---- writing ---- */
@@ -712,10 +722,11 @@ static int write_chunk(maxpar *m, uint32_t p)
     proxy *x = &m->px[p];
     uint32_t seq = x->head, nstv = 0;
     mp_chunk *c = chunk_at(x, seq);
+    waiting_list *out = x->out;         /* allocated if c has an SV entry */
     for (uint32_t i = 0; i < c->nsv; i++) {
         uint32_t q = x->succ[(x->succ_head + i) & x->succ_mask];
         proxy *y = &m->px[q];
-        waiting_list *l = &y->waiting[p];   /* c added an edge to it: allocated */
+        waiting_list *l = &out[q];       /* c added an edge to it: allocated */
         uint32_t n = l->n, head = l->head;
         if (!n || l->e[head].src != seq)
             continue;                   /* dropped by a later chunk */
@@ -883,8 +894,11 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
             x->early[s] = 0;
         }
     }
-    for (uint32_t i = 0; i < in->nsv; i++)
-        add_edge(m, in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
+    if (in->nsv) {
+        waiting_list *out = x->out ? x->out : out_alloc(m, x);
+        for (uint32_t i = 0; i < in->nsv; i++)
+            add_edge(m, &out[in->sv[i].cpu], in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
+    }
     if (m->H >= m->last_trim + m->trim_every) {
         end_batch(m);
         return trim(m);
