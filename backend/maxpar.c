@@ -141,6 +141,7 @@ typedef struct proxy {
                                 unresolved entry (packed for the scan); allocated with the
                                 first unresolved entry */
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
+    int has_early;           /* early_set is not empty */
     uint32_t unmatched;      /* number of the first chunk resolve_waiting has not seen */
     uint64_t last_ts;
     int seen, in_work;
@@ -149,7 +150,7 @@ typedef struct proxy {
 
 struct maxpar {
     uint32_t cpus, words;
-    uint64_t msp, H, last_trim, trim_every;
+    uint64_t msp, H, next_trim, trim_every;   /* Trim is due once H >= next_trim */
     int eof, failed;
     proxy *px;
     maxpar_emit_fn emit;
@@ -226,6 +227,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->words = (cpus + 63) / 64;
     m->msp = msp;
     m->trim_every = msp / 16 ? msp / 16 : 1;
+    m->next_trim = m->trim_every;
     m->batch_cpu = UINT32_MAX;
     m->emit = emit;
     m->emit_ctx = ctx;
@@ -764,6 +766,7 @@ static int write_chunk(maxpar *m, uint32_t p)
             if (e.t > y->early_t[p])
                 y->early_t[p] = e.t;
             bit_set(y->early_set, p);
+            y->has_early = 1;
             m->stv_buf[nstv++] = q;
             m->st.early_tokens++;
         }
@@ -787,7 +790,7 @@ static int write_chunk(maxpar *m, uint32_t p)
 static int trim(maxpar *m)
 {
     m->st.trims++;
-    m->last_trim = m->H;
+    m->next_trim = m->H + m->trim_every;
     for (uint32_t p = 0; p < m->cpus; p++)
         work_add(m, p);
     while (m->nwork) {
@@ -823,6 +826,32 @@ static COLD int sv_error(maxpar *m, const rnr_initial_chunk *in)
                         in->cpu, (unsigned long long)in->ts, e->cpu, (unsigned long long)e->ts,
                         (unsigned long long)m->msp);
     }
+}
+
+/* Chunk C, just read, is the first cpu X dumped since its Early tokens
+ * were sent: they become its PTV. 0, or -1 if one of them was sent for a
+ * dependence at or after C's TS (the log breaks bounded silence). */
+static COLD int early_claim(maxpar *m, proxy *x, mp_chunk *c)
+{
+    uint32_t cpu = (uint32_t)(x - m->px);
+    x->has_early = 0;
+    for (uint32_t w = 0; w < m->words; w++) {
+        uint64_t bits = x->early_set[w];
+        x->early_set[w] = 0;
+        while (bits) {
+            uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (x->early_t[s] >= c->ts)
+                return fail(m, "cpu %u chunk with TS %llu is the destination of a dependence "
+                               "from cpu %u at %llu that was taken as Early: the log breaks "
+                               "bounded silence (MSP %llu)",
+                            cpu, (unsigned long long)c->ts, s,
+                            (unsigned long long)x->early_t[s], (unsigned long long)m->msp);
+            ptv_add(m, c, s, x->early[s]);
+            x->early[s] = 0;
+        }
+    }
+    return 0;
 }
 
 int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
@@ -869,8 +898,7 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
                     (unsigned long long)in->ts, (unsigned long long)in->cs);
     x->seen = 1;
     x->last_ts = in->ts;
-    if (in->ts > m->H)
-        m->H = in->ts;
+    m->H = in->ts > m->H ? in->ts : m->H;
     m->st.chunks_in++;
     m->st.dependences += in->nsv;
     x->succ_n += in->nsv;
@@ -878,28 +906,14 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     mp_chunk *c = chunk_push(m, x, in, last);
     m->batch_cpu = in->cpu;             /* matched with the waiting lists at the batch's end */
     /* Early tokens wait for this, the first chunk the cpu dumps after them. */
-    for (uint32_t w = 0; w < m->words; w++) {
-        uint64_t bits = x->early_set[w];
-        x->early_set[w] = 0;
-        while (bits) {
-            uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(bits);
-            bits &= bits - 1;
-            if (x->early_t[s] >= c->ts)
-                return fail(m, "cpu %u chunk with TS %llu is the destination of a dependence "
-                               "from cpu %u at %llu that was taken as Early: the log breaks "
-                               "bounded silence (MSP %llu)",
-                            in->cpu, (unsigned long long)c->ts, s,
-                            (unsigned long long)x->early_t[s], (unsigned long long)m->msp);
-            ptv_add(m, c, s, x->early[s]);
-            x->early[s] = 0;
-        }
-    }
+    if (x->has_early && early_claim(m, x, c) < 0)
+        return -1;
     if (in->nsv) {
         waiting_list *out = x->out ? x->out : out_alloc(m, x);
         for (uint32_t i = 0; i < in->nsv; i++)
             add_edge(m, &out[in->sv[i].cpu], in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
     }
-    if (m->H >= m->last_trim + m->trim_every) {
+    if (m->H >= m->next_trim) {
         end_batch(m);
         return trim(m);
     }
