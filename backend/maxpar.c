@@ -717,42 +717,48 @@ static COLD void early_alloc(maxpar *m, proxy *y)
     account(m, (int64_t)(m->cpus * 12));
 }
 
-/* Writes the oldest open chunk of cpu P: decides its edges, sends its
- * tokens, and frees it. */
-static int write_chunk(maxpar *m, uint32_t p)
+/* Decides the edges of chunk number SEQ of cpu P, being written: pops
+ * each from the head of its waiting list (unless a later chunk's edge
+ * dropped it), drops it if implied, sends its token otherwise. The
+ * successor cpus are the NSV at SUCC[(head + i) & mask]; those that get a
+ * token go to STV. Returns their number. The list and the counters are
+ * read into locals: stores through the chunk and list pointers could
+ * alias them, and would force reloads every iteration. */
+static uint32_t decide_edges(maxpar *m, uint32_t p, uint32_t seq, const uint16_t *succ, uint32_t head0,
+                             uint32_t mask0, uint32_t nsv, uint32_t *stv)
 {
-    proxy *x = &m->px[p];
-    uint32_t seq = x->head, nstv = 0;
-    mp_chunk *c = chunk_at(x, seq);
-    waiting_list *out = x->out;         /* allocated if c has an SV entry */
-    for (uint32_t i = 0; i < c->nsv; i++) {
-        uint32_t q = x->succ[(x->succ_head + i) & x->succ_mask];
-        proxy *y = &m->px[q];
-        waiting_list *l = &out[q];       /* c added an edge to it: allocated */
+    proxy *px = m->px;
+    waiting_list *out = px[p].out;      /* allocated: the chunk added an edge to each */
+    uint32_t nstv = 0, popped = 0, implied = 0;
+    for (uint32_t i = 0; i < nsv; i++) {
+        uint32_t q = succ[(head0 + i) & mask0];
+        waiting_list *l = &out[q];
         uint32_t n = l->n, head = l->head;
-        if (!n || l->e[head].src != seq)
+        mp_edge *e = l->e;
+        if (!n || e[head].src != seq)
             continue;                   /* dropped by a later chunk */
-        mp_edge e = l->e[head];
-        uint32_t next = (head + 1) & l->mask;
-        /* Resolved (the destination is known) iff among the first
-         * `resolved` entries; popping it leaves the unresolved ones as
-         * they were. */
-        mp_chunk *d = l->resolved ? chunk_at(y, e.dst) : NULL;
+        uint32_t next = (head + 1) & l->mask, resolved = l->resolved;
         l->head = next;
         l->n = n - 1;
-        m->edges--;
-        if (d) {
-            l->resolved--;
+        popped++;
+        proxy *y = &px[q];
+        if (resolved) {
+            /* Resolved (the destination is known) iff among the first
+             * `resolved` entries; popping it leaves the unresolved ones
+             * as they were. */
+            uint32_t dst = e[head].dst;
+            mp_chunk *d = chunk_at(y, dst);
+            l->resolved = resolved - 1;
             /* Implied by the next edge if that lands in the same chunk.
              * Not knowable for an Early edge: q's next chunk may end
              * between the two times, so each Early edge keeps its token. */
-            if (n > 1 && d->ts > l->e[next].t) {
-                m->st.dropped_same++;
+            if (n > 1 && d->ts > e[next].t) {
+                implied++;
             } else {
-                m->stv_buf[nstv++] = q;
+                stv[nstv++] = q;
                 ptv_add(m, d, p, 1);
             }
-            edge_decided(m, q, d, e.dst);
+            edge_decided(m, q, d, dst);
             continue;
         }
         note_unresolved(y, l, p);
@@ -763,20 +769,34 @@ static int write_chunk(maxpar *m, uint32_t p)
             if (!y->early)
                 early_alloc(m, y);
             y->early[p]++;
-            if (e.t > y->early_t[p])
-                y->early_t[p] = e.t;
+            if (e[head].t > y->early_t[p])
+                y->early_t[p] = e[head].t;
             bit_set(y->early_set, p);
             y->has_early = 1;
-            m->stv_buf[nstv++] = q;
+            stv[nstv++] = q;
             m->st.early_tokens++;
         }
     }
+    m->edges -= popped;
+    m->st.dropped_same += implied;
     m->st.tokens += nstv;
+    return nstv;
+}
+
+/* Writes the oldest open chunk of cpu P: decides its edges, sends its
+ * tokens, and frees it. */
+static int write_chunk(maxpar *m, uint32_t p)
+{
+    proxy *x = &m->px[p];
+    uint32_t seq = x->head, nsv;
+    mp_chunk *c = chunk_at(x, seq);
+    nsv = c->nsv;
+    uint32_t nstv = nsv ? decide_edges(m, p, seq, x->succ, x->succ_head, x->succ_mask, nsv, m->stv_buf) : 0;
     sort_ptv(c);
     x->head++;
     x->n--;
-    x->succ_head = (x->succ_head + c->nsv) & x->succ_mask;
-    x->succ_n -= c->nsv;
+    x->succ_head = (x->succ_head + nsv) & x->succ_mask;
+    x->succ_n -= nsv;
     /* C's slot is reused only by a later push to this proxy, after output. */
     int rc = output(m, p, c, nstv);
     chunk_release(m, c);
