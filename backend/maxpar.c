@@ -160,6 +160,9 @@ struct maxpar {
     uint32_t *work;          /* ring: cpus whose head may be writable, in the order found */
     uint32_t work_head, nwork;
     uint32_t batch_cpu;      /* the cpu of the batch being read (UINT32_MAX: none) */
+    uint64_t *batch_ts;      /* [batch_cap] the TS of the batch's chunks in order, then
+                                UINT64_MAX up to the end (sentinels for resolve_waiting) */
+    uint32_t batch_cap;      /* a power of two >= every proxy's ring: >= any batch */
     uint32_t *stv_buf;       /* scratch for a chunk's STV */
     uint64_t open, edges, bytes;
     maxpar_stats st;
@@ -220,6 +223,17 @@ static mp_chunk *ring_alloc(size_t n)
     return xoom(aligned_alloc(sizeof(mp_chunk), n * sizeof(mp_chunk)));
 }
 
+/* Room for N TS in the batch's array, sentinels after them. */
+static COLD void batch_ts_grow(maxpar *m, uint32_t n)
+{
+    uint32_t cap = m->batch_cap;
+    m->batch_ts = xrealloc(m->batch_ts, (size_t)n * sizeof *m->batch_ts);
+    for (uint32_t i = cap; i < n; i++)
+        m->batch_ts[i] = UINT64_MAX;
+    account(m, (int64_t)((n - cap) * sizeof *m->batch_ts));
+    m->batch_cap = n;
+}
+
 maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
 {
     maxpar *m = xcalloc(1, sizeof *m);
@@ -247,6 +261,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     }
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
+    batch_ts_grow(m, 16);               /* the rings' first size */
     account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) + 64 * sizeof(uint16_t) +
                                              2 * cpus * sizeof(uint32_t) + 16 * m->words)));
     return m;
@@ -290,6 +305,7 @@ void maxpar_free(maxpar *m)
     free(m->px);
     free(m->work);
     free(m->stv_buf);
+    free(m->batch_ts);
     free(m);
 }
 
@@ -302,6 +318,8 @@ uint64_t maxpar_open_chunks(const maxpar *m) { return m->open; }
 static COLD void ring_grow(maxpar *m, proxy *x)
 {
     uint32_t mask = 2 * x->mask + 1;
+    if (mask + 1 > m->batch_cap)
+        batch_ts_grow(m, mask + 1);
     mp_chunk *r = ring_alloc((size_t)mask + 1);
     for (uint32_t i = 0; i < x->n; i++)
         r[(x->head + i) & mask] = *open_at(x, i);
@@ -394,14 +412,15 @@ static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count
 /* ---- proxies ---- */
 
 /* The number of the first of X's LEN >= 1 chunks numbered from FIRST with
- * TS > t, given that the last of them has one. A search without a
+ * TS > t, given that the last of them has one (by a search over the
+ * ring; a batch's own chunks are searched in m->batch_ts, batch_after). A search without a
  * data-dependent branch: its steps depend on LEN alone, the same for
  * every entry of a batch, so the loop is predicted; each step keeps the
  * answer within [base, base + len) (if the chunk before the upper half
  * has TS <= t, the answer is in the upper half, of len - half chunks;
  * otherwise in the lower half, of half <= len - half chunks), and stops
  * at len = 1. */
-static inline uint32_t first_in_batch(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
+static inline uint32_t ring_first_after(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
 {
     uint32_t base = first;
     while (len > 1) {
@@ -418,7 +437,7 @@ static inline uint32_t first_after(const proxy *x, uint64_t t)
 {
     if (!x->n || open_at(x, x->n - 1)->ts <= t)
         return x->n;                    /* the common case: not dumped yet */
-    return first_in_batch(x, x->head, x->n, t) - x->head;
+    return ring_first_after(x, x->head, x->n, t) - x->head;
 }
 
 /* The waiting lists of cpu P's dependences ([cpus], by destination). */
@@ -501,6 +520,24 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
     }
 }
 
+/* The index in TS (the batch's TS, nondecreasing, then UINT64_MAX
+ * sentinels up to a length of at least 2 * TOP) of the first TS > t, given
+ * that the batch has one; TOP is the largest power of two below the
+ * batch's length, or 0 for a batch of one. The answer is the number of
+ * TS <= t. Invariant: the first pos TS are <= t, and the answer is below
+ * pos + 2 * step (true at the start: it is below the batch's length, at
+ * most 2 * TOP); each step adds step to pos iff ts[pos + step - 1] <= t,
+ * which keeps both. At step = 0 the answer is pos. The steps depend on
+ * TOP only, the same for every entry of a batch; no data-dependent
+ * branch; the sentinels are never <= t (t is below the batch's last TS). */
+static inline uint32_t batch_after(const uint64_t *ts, uint32_t top, uint64_t t)
+{
+    uint32_t pos = 0;
+    for (uint32_t step = top; step; step >>= 1)
+        pos += ts[pos + step - 1] <= t ? step : 0;
+    return pos;
+}
+
 /* Matches the chunks of proxy X read since its last match (numbers
  * [x->unmatched, head + n)) with its waiting lists: every waiting entry
  * with t below the newest one's TS gets as its destination the first of
@@ -524,8 +561,9 @@ static void resolve_waiting(maxpar *m, uint32_t q)
     x->unmatched = end;
     if (first == end)
         return;
-    uint32_t len = end - first;
-    uint64_t ts = chunk_at(x, end - 1)->ts;
+    uint32_t len = end - first, top = len > 1 ? 1u << (31 - __builtin_clz(len - 1)) : 0;
+    const uint64_t *bts = m->batch_ts;  /* the batch is [first, end): q is batch_cpu */
+    uint64_t ts = bts[len - 1];
     for (uint32_t w = 0; w < m->words; w++) {
         /* The lists with work, found without a branch per list (which
          * of them have work is close to random). */
@@ -541,7 +579,7 @@ static void resolve_waiting(maxpar *m, uint32_t q)
             uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved;
             do {
                 mp_edge *ed = &e[(head + r++) & mask];
-                uint32_t seq = first_in_batch(x, first, len, ed->t);
+                uint32_t seq = first + batch_after(bts, top, ed->t);
                 ed->dst = seq;
                 chunk_at(x, seq)->pending++;
             } while (r < n && e[(head + r) & mask].t < ts);
@@ -552,6 +590,8 @@ static void resolve_waiting(maxpar *m, uint32_t q)
                 bit_clear(x->unresolved, p);
         }
     }
+    for (uint32_t i = 0; i < len; i++)
+        m->batch_ts[i] = UINT64_MAX;    /* sentinels again for the next batch */
 }
 
 /* Ends the current batch: matches its chunks (resolve_waiting). */
@@ -924,6 +964,7 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     x->succ_n += in->nsv;
     uint32_t seq = x->head + x->n;
     mp_chunk *c = chunk_push(m, x, in, last);
+    m->batch_ts[seq - x->unmatched] = in->ts;   /* seq - unmatched < ring size <= batch_cap */
     m->batch_cpu = in->cpu;             /* matched with the waiting lists at the batch's end */
     /* Early tokens wait for this, the first chunk the cpu dumps after them. */
     if (x->has_early && early_claim(m, x, c) < 0)
