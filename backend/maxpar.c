@@ -513,11 +513,13 @@ static inline void work_add(maxpar *m, uint32_t p)
  * predecessor fewer. */
 static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst)
 {
-    if (--d->pending == 0) {
-        const proxy *x = &m->px[q];
-        if (x->n && x->head == dst)
-            work_add(m, q);
-    }
+    /* Only the oldest open chunk of Q can become writable: that is tested
+     * first (D is open, so Q has open chunks), on the proxy, which is at
+     * hand, and is rarely so; the count, just loaded from D, is tested
+     * only then, instead of a branch on it for every edge. */
+    uint32_t left = --d->pending;
+    if (m->px[q].head == dst && left == 0)
+        work_add(m, q);
 }
 
 /* The index in TS (the batch's TS, nondecreasing, then UINT64_MAX
