@@ -143,8 +143,8 @@ typedef struct proxy {
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
     int has_early;           /* early_set is not empty */
     uint32_t unmatched;      /* number of the first chunk resolve_waiting has not seen */
-    uint64_t last_ts;
-    int seen, in_work;
+    uint64_t last_ts;        /* TS of the cpu's last chunk read, 0 before the first */
+    int in_work;
     held_chunk held;
 } proxy;
 
@@ -918,16 +918,14 @@ static COLD int early_claim(maxpar *m, proxy *x, mp_chunk *c)
 
 int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
 {
-    if (m->failed)
-        return -1;
-    if (m->eof)
-        return fail(m, "chunk added after the end of the log");
+    if (m->failed | m->eof)
+        return m->failed ? -1 : fail(m, "chunk added after the end of the log");
     if (in->cpu >= m->cpus)
         return fail(m, "chunk of cpu %u in a log of %u cpus", in->cpu, m->cpus);
     if (in->cpu != m->batch_cpu)
         end_batch(m);
     proxy *x = &m->px[in->cpu];
-    if (x->seen && in->ts < x->last_ts)
+    if (in->ts < x->last_ts)
         return fail(m, "cpu %u timestamp goes back from %llu to %llu", in->cpu,
                     (unsigned long long)x->last_ts, (unsigned long long)in->ts);
     uint64_t limit = m->msp ? sat_add(in->ts, m->msp) : UINT64_MAX;   /* for SV times */
@@ -955,10 +953,9 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     }
     if (bad)
         return sv_error(m, in);
-    if (in->cs == 0 || in->cs > (UINT64_MAX >> 1))
+    if (in->cs - 1 >= UINT64_MAX >> 1)  /* cs == 0 wraps: 1 <= cs <= UINT64_MAX >> 1 */
         return fail(m, "cpu %u chunk with TS %llu has size %llu, out of range", in->cpu,
                     (unsigned long long)in->ts, (unsigned long long)in->cs);
-    x->seen = 1;
     x->last_ts = in->ts;
     m->H = in->ts > m->H ? in->ts : m->H;
     m->st.chunks_in++;
