@@ -432,12 +432,21 @@ static inline uint32_t ring_first_after(const proxy *x, uint32_t first, uint32_t
 }
 
 /* The index among X's open chunks of the first with TS > t, or X->n if
- * none. The search has no data-dependent branch (first_in_batch). */
+ * none. The search has no data-dependent branch (ring_first_after). A
+ * new dependence's time is recent: when its destination is read already,
+ * it is nearly always among the newest NEAR_CHUNKS open chunks, which are
+ * searched alone (fewer steps, and chunks more likely in the cache) unless
+ * the one before them already has TS > t. */
+#define NEAR_CHUNKS 16
 static inline uint32_t first_after(const proxy *x, uint64_t t)
 {
-    if (!x->n || open_at(x, x->n - 1)->ts <= t)
-        return x->n;                    /* the common case: not dumped yet */
-    return ring_first_after(x, x->head, x->n, t) - x->head;
+    uint32_t n = x->n;
+    if (!n || open_at(x, n - 1)->ts <= t)
+        return n;                       /* the common case: not dumped yet */
+    uint32_t lo = n > NEAR_CHUNKS ? n - NEAR_CHUNKS : 0;
+    if (lo && open_at(x, lo - 1)->ts > t)
+        return ring_first_after(x, x->head, lo, t) - x->head;
+    return ring_first_after(x, x->head + lo, n - lo, t) - x->head;
 }
 
 /* The waiting lists of cpu P's dependences ([cpus], by destination). */
