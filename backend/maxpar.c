@@ -15,7 +15,12 @@
  * number, which names them in the waiting lists; their SV cpus wait in a
  * per-proxy FIFO until they are written; a proxy keeps, per source cpu
  * with unresolved entries, the time of the oldest (due), so that a batch
- * touches only the lists it resolves something in.
+ * touches only the lists it resolves something in. The waiting lists of
+ * proxy q are stored with their source cpus (px[p].out[q]), where chunks
+ * add and write their edges. Destinations are found by searches without
+ * data-dependent branches (the batch's TS in one array with sentinels;
+ * the newest open chunks first), and the hot loops keep what they use in
+ * locals, so that the core neither mispredicts nor reloads.
  *
  * Why a chunk c may be written once H > bound(c) = max(c.ts, t_max) + MSP,
  * H being the largest TS read so far and t_max the latest time in c's SV.
@@ -412,14 +417,13 @@ static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count
 /* ---- proxies ---- */
 
 /* The number of the first of X's LEN >= 1 chunks numbered from FIRST with
- * TS > t, given that the last of them has one (by a search over the
- * ring; a batch's own chunks are searched in m->batch_ts, batch_after). A search without a
- * data-dependent branch: its steps depend on LEN alone, the same for
- * every entry of a batch, so the loop is predicted; each step keeps the
- * answer within [base, base + len) (if the chunk before the upper half
- * has TS <= t, the answer is in the upper half, of len - half chunks;
- * otherwise in the lower half, of half <= len - half chunks), and stops
- * at len = 1. */
+ * TS > t, given that the last of them has one. A search over the ring
+ * (a batch's own chunks are searched in m->batch_ts: batch_after) without
+ * a data-dependent branch: its steps depend on LEN alone, so the loop is
+ * predicted. Each step keeps the answer within [base, base + len): if
+ * the chunk before the upper half has TS <= t, the answer is in the
+ * upper half, of len - half chunks; otherwise in the lower half, of
+ * half <= len - half chunks. It stops at len = 1. */
 static inline uint32_t ring_first_after(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
 {
     uint32_t base = first;
@@ -535,12 +539,16 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
  * sentinels up to a length of at least 2 * TOP) of the first TS > t, given
  * that the batch has one; TOP is the largest power of two below the
  * batch's length, or 0 for a batch of one. The answer is the number of
- * TS <= t. Invariant: the first pos TS are <= t, and the answer is below
- * pos + 2 * step (true at the start: it is below the batch's length, at
- * most 2 * TOP); each step adds step to pos iff ts[pos + step - 1] <= t,
- * which keeps both. At step = 0 the answer is pos. The steps depend on
- * TOP only, the same for every entry of a batch; no data-dependent
- * branch; the sentinels are never <= t (t is below the batch's last TS). */
+ * TS <= t. Invariant before the step of size s: the first pos TS are
+ * <= t, and the answer is below pos + 2s (at the start: it is below the
+ * batch's length, at most 2 * TOP). The step adds s to pos iff
+ * ts[pos + s - 1] <= t (TS nondecreasing: then the first pos + s are),
+ * after which the answer is below pos + s: the invariant for the next
+ * step, s / 2, and after the step of 1, pos <= answer < pos + 1. Indexes
+ * read stay below 2 * TOP <= the batch's ring size <= batch_cap; those
+ * past the batch hold sentinels, never <= t (t is below the batch's last
+ * TS). The steps depend on TOP only, the same for every entry of a
+ * batch: no data-dependent branch. */
 static inline uint32_t batch_after(const uint64_t *ts, uint32_t top, uint64_t t)
 {
     uint32_t pos = 0;
