@@ -15,7 +15,12 @@
  * number, which names them in the waiting lists; their SV cpus wait in a
  * per-proxy FIFO until they are written; a proxy keeps, per source cpu
  * with unresolved entries, the time of the oldest (due), so that a batch
- * touches only the lists it resolves something in.
+ * touches only the lists it resolves something in. The waiting lists of
+ * proxy q are stored with their source cpus (px[p].out[q]), where chunks
+ * add and write their edges. Destinations are found by searches without
+ * data-dependent branches (the batch's TS in one array with sentinels;
+ * the newest open chunks first), and the hot loops keep what they use in
+ * locals, so that the core neither mispredicts nor reloads.
  *
  * Why a chunk c may be written once H > bound(c) = max(c.ts, t_max) + MSP,
  * H being the largest TS read so far and t_max the latest time in c's SV.
@@ -108,10 +113,13 @@ typedef struct mp_edge {
 } mp_edge;
 
 /* The waiting list of proxy q for source cpu p: a ring of edges, oldest
- * source first; entries [0, resolved) have their destination. */
+ * source first; entries [0, resolved) have their destination. It is kept
+ * with the source (px[p].out[q]): the cpus that add and write edges find
+ * their lists with one load fewer than through the destination. */
 typedef struct waiting_list {
     mp_edge *e;              /* NULL until the first edge */
     uint32_t head, n, mask, resolved;
+    uint64_t last_t;         /* while n > 0: the time of the newest entry */
 } waiting_list;
 
 /* The C0 of the merge: the last chunk of a CPU, held back while it has no
@@ -129,22 +137,25 @@ typedef struct proxy {
     uint32_t head, n;        /* number of the oldest open chunk; open chunks */
     uint16_t *succ;          /* FIFO of the SV cpus of the open chunks, in chunk order */
     uint32_t succ_head, succ_n, succ_mask;
-    waiting_list *waiting;   /* [cpus], allocated on first use */
+    waiting_list *out;       /* [cpus] the waiting lists of this cpu's dependences, one per
+                                destination cpu; allocated with the first dependence */
     uint32_t *early;         /* [cpus] Early Token Vector, allocated on first use */
     uint64_t *early_t;       /* [cpus] latest dependence time behind the early tokens */
     uint64_t *unresolved;    /* bitset of source cpus with unresolved entries here */
-    uint64_t *due;           /* [cpus] with waiting: per source cpu in unresolved, the time
-                                of its oldest unresolved entry (packed for the scan) */
+    uint64_t *due;           /* [cpus] per source cpu in unresolved, the time of its oldest
+                                unresolved entry (packed for the scan); allocated with the
+                                first unresolved entry */
     uint64_t *early_set;     /* bitset of source cpus with early tokens here */
+    int has_early;           /* early_set is not empty */
     uint32_t unmatched;      /* number of the first chunk resolve_waiting has not seen */
-    uint64_t last_ts;
-    int seen, in_work;
+    uint64_t last_ts;        /* TS of the cpu's last chunk read, 0 before the first */
+    int in_work;
     held_chunk held;
 } proxy;
 
 struct maxpar {
     uint32_t cpus, words;
-    uint64_t msp, H, last_trim, trim_every;
+    uint64_t msp, H, next_trim, trim_every;   /* Trim is due once H >= next_trim */
     int eof, failed;
     proxy *px;
     maxpar_emit_fn emit;
@@ -154,6 +165,9 @@ struct maxpar {
     uint32_t *work;          /* ring: cpus whose head may be writable, in the order found */
     uint32_t work_head, nwork;
     uint32_t batch_cpu;      /* the cpu of the batch being read (UINT32_MAX: none) */
+    uint64_t *batch_ts;      /* [batch_cap] the TS of the batch's chunks in order, then
+                                UINT64_MAX up to the end (sentinels for resolve_waiting) */
+    uint32_t batch_cap;      /* a power of two >= every proxy's ring: >= any batch */
     uint32_t *stv_buf;       /* scratch for a chunk's STV */
     uint64_t open, edges, bytes;
     maxpar_stats st;
@@ -214,6 +228,17 @@ static mp_chunk *ring_alloc(size_t n)
     return xoom(aligned_alloc(sizeof(mp_chunk), n * sizeof(mp_chunk)));
 }
 
+/* Room for N TS in the batch's array, sentinels after them. */
+static COLD void batch_ts_grow(maxpar *m, uint32_t n)
+{
+    uint32_t cap = m->batch_cap;
+    m->batch_ts = xrealloc(m->batch_ts, (size_t)n * sizeof *m->batch_ts);
+    for (uint32_t i = cap; i < n; i++)
+        m->batch_ts[i] = UINT64_MAX;
+    account(m, (int64_t)((n - cap) * sizeof *m->batch_ts));
+    m->batch_cap = n;
+}
+
 maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
 {
     maxpar *m = xcalloc(1, sizeof *m);
@@ -221,6 +246,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->words = (cpus + 63) / 64;
     m->msp = msp;
     m->trim_every = msp / 16 ? msp / 16 : 1;
+    m->next_trim = m->trim_every;
     m->batch_cpu = UINT32_MAX;
     m->emit = emit;
     m->emit_ctx = ctx;
@@ -240,6 +266,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     }
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
+    batch_ts_grow(m, 16);               /* the rings' first size */
     account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) + 64 * sizeof(uint16_t) +
                                              2 * cpus * sizeof(uint32_t) + 16 * m->words)));
     return m;
@@ -262,12 +289,12 @@ void maxpar_free(maxpar *m)
         }
         free(x->ring);
         free(x->succ);
-        if (x->waiting) {
+        if (x->out) {
             for (uint32_t q = 0; q < m->cpus; q++)
-                free(x->waiting[q].e);
-            free(x->waiting);
-            free(x->due);
+                free(x->out[q].e);
+            free(x->out);
         }
+        free(x->due);
         free(x->early);
         free(x->early_t);
         free(x->unresolved);
@@ -283,6 +310,7 @@ void maxpar_free(maxpar *m)
     free(m->px);
     free(m->work);
     free(m->stv_buf);
+    free(m->batch_ts);
     free(m);
 }
 
@@ -295,6 +323,8 @@ uint64_t maxpar_open_chunks(const maxpar *m) { return m->open; }
 static COLD void ring_grow(maxpar *m, proxy *x)
 {
     uint32_t mask = 2 * x->mask + 1;
+    if (mask + 1 > m->batch_cap)
+        batch_ts_grow(m, mask + 1);
     mp_chunk *r = ring_alloc((size_t)mask + 1);
     for (uint32_t i = 0; i < x->n; i++)
         r[(x->head + i) & mask] = *open_at(x, i);
@@ -386,36 +416,55 @@ static inline void ptv_add(maxpar *m, mp_chunk *c, uint32_t from, uint32_t count
 
 /* ---- proxies ---- */
 
-/* The index among X's open chunks of the first with TS > t (binary
- * search), or X->n if none. */
-static uint32_t first_after(const proxy *x, uint64_t t)
+/* The number of the first of X's LEN >= 1 chunks numbered from FIRST with
+ * TS > t, given that the last of them has one. A search over the ring
+ * (a batch's own chunks are searched in m->batch_ts: batch_after) without
+ * a data-dependent branch: its steps depend on LEN alone, so the loop is
+ * predicted. Each step keeps the answer within [base, base + len): if
+ * the chunk before the upper half has TS <= t, the answer is in the
+ * upper half, of len - half chunks; otherwise in the lower half, of
+ * half <= len - half chunks. It stops at len = 1. */
+static inline uint32_t ring_first_after(const proxy *x, uint32_t first, uint32_t len, uint64_t t)
 {
-    if (!x->n || open_at(x, x->n - 1)->ts <= t)
-        return x->n;                    /* the common case: not dumped yet */
-    uint32_t lo = 0, hi = x->n - 1;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (open_at(x, mid)->ts > t)
-            hi = mid;
-        else
-            lo = mid + 1;
+    uint32_t base = first;
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base = chunk_at(x, base + half - 1)->ts <= t ? base + half : base;
+        len -= half;
     }
-    return lo;
+    return base;
 }
 
-static COLD void waiting_alloc(maxpar *m, proxy *x)
+/* The index among X's open chunks of the first with TS > t, or X->n if
+ * none. The search has no data-dependent branch (ring_first_after). A
+ * new dependence's time is recent: when its destination is read already,
+ * it is nearly always among the newest NEAR_CHUNKS open chunks, which are
+ * searched alone (fewer steps, and chunks more likely in the cache) unless
+ * the one before them already has TS > t. */
+#define NEAR_CHUNKS 16
+static inline uint32_t first_after(const proxy *x, uint64_t t)
 {
-    x->waiting = xcalloc(m->cpus, sizeof *x->waiting);
+    uint32_t n = x->n;
+    if (!n || open_at(x, n - 1)->ts <= t)
+        return n;                       /* the common case: not dumped yet */
+    uint32_t lo = n > NEAR_CHUNKS ? n - NEAR_CHUNKS : 0;
+    if (lo && open_at(x, lo - 1)->ts > t)
+        return ring_first_after(x, x->head, lo, t) - x->head;
+    return ring_first_after(x, x->head + lo, n - lo, t) - x->head;
+}
+
+/* The waiting lists of cpu P's dependences ([cpus], by destination). */
+static COLD waiting_list *out_alloc(maxpar *m, proxy *x)
+{
+    x->out = xcalloc(m->cpus, sizeof *x->out);
+    account(m, (int64_t)(m->cpus * sizeof *x->out));
+    return x->out;
+}
+
+static COLD void due_alloc(maxpar *m, proxy *x)
+{
     x->due = xcalloc(m->cpus, sizeof *x->due);
-    account(m, (int64_t)(m->cpus * (sizeof *x->waiting + sizeof *x->due)));
-}
-
-static inline waiting_list *waiting(maxpar *m, uint32_t q, uint32_t p)
-{
-    proxy *x = &m->px[q];
-    if (!x->waiting)
-        waiting_alloc(m, x);
-    return &x->waiting[p];
+    account(m, (int64_t)(m->cpus * sizeof *x->due));
 }
 
 static inline mp_edge *edge_at(const waiting_list *l, uint32_t i) { return &l->e[(l->head + i) & l->mask]; }
@@ -477,11 +526,35 @@ static inline void work_add(maxpar *m, uint32_t p)
  * predecessor fewer. */
 static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst)
 {
-    if (--d->pending == 0) {
-        const proxy *x = &m->px[q];
-        if (x->n && x->head == dst)
-            work_add(m, q);
-    }
+    /* Only the oldest open chunk of Q can become writable: that is tested
+     * first (D is open, so Q has open chunks), on the proxy, which is at
+     * hand, and is rarely so; the count, just loaded from D, is tested
+     * only then, instead of a branch on it for every edge. */
+    uint32_t left = --d->pending;
+    if (m->px[q].head == dst && left == 0)
+        work_add(m, q);
+}
+
+/* The index in TS (the batch's TS, nondecreasing, then UINT64_MAX
+ * sentinels up to a length of at least 2 * TOP) of the first TS > t, given
+ * that the batch has one; TOP is the largest power of two below the
+ * batch's length, or 0 for a batch of one. The answer is the number of
+ * TS <= t. Invariant before the step of size s: the first pos TS are
+ * <= t, and the answer is below pos + 2s (at the start: it is below the
+ * batch's length, at most 2 * TOP). The step adds s to pos iff
+ * ts[pos + s - 1] <= t (TS nondecreasing: then the first pos + s are),
+ * after which the answer is below pos + s: the invariant for the next
+ * step, s / 2, and after the step of 1, pos <= answer < pos + 1. Indexes
+ * read stay below 2 * TOP <= the batch's ring size <= batch_cap; those
+ * past the batch hold sentinels, never <= t (t is below the batch's last
+ * TS). The steps depend on TOP only, the same for every entry of a
+ * batch: no data-dependent branch. */
+static inline uint32_t batch_after(const uint64_t *ts, uint32_t top, uint64_t t)
+{
+    uint32_t pos = 0;
+    for (uint32_t step = top; step; step >>= 1)
+        pos += ts[pos + step - 1] <= t ? step : 0;
+    return pos;
 }
 
 /* Matches the chunks of proxy X read since its last match (numbers
@@ -500,13 +573,16 @@ static inline void edge_decided(maxpar *m, uint32_t q, mp_chunk *d, uint32_t dst
  * the batch with TS > t is its destination either way; nothing else
  * happens to X's lists during the batch (a chunk's edges go to other
  * cpus' lists). One scan of the lists per batch, not per chunk. */
-static void resolve_waiting(maxpar *m, proxy *x)
+static void resolve_waiting(maxpar *m, uint32_t q)
 {
+    proxy *x = &m->px[q];
     uint32_t first = x->unmatched, end = x->head + x->n;
     x->unmatched = end;
     if (first == end)
         return;
-    uint64_t ts = chunk_at(x, end - 1)->ts;
+    uint32_t len = end - first, top = len > 1 ? 1u << (31 - __builtin_clz(len - 1)) : 0;
+    const uint64_t *bts = m->batch_ts;  /* the batch is [first, end): q is batch_cpu */
+    uint64_t ts = bts[len - 1];
     for (uint32_t w = 0; w < m->words; w++) {
         /* The lists with work, found without a branch per list (which
          * of them have work is close to random). */
@@ -517,16 +593,14 @@ static void resolve_waiting(maxpar *m, proxy *x)
         }
         for (; due; due &= due - 1) {
             uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(due);
-            waiting_list *l = &x->waiting[p];
+            waiting_list *l = &m->px[p].out[q];
             mp_edge *e = l->e;
-            uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved, seq = first;
-            mp_chunk *d = chunk_at(x, seq);
+            uint32_t head = l->head, mask = l->mask, n = l->n, r = l->resolved;
             do {
                 mp_edge *ed = &e[(head + r++) & mask];
-                while (d->ts <= ed->t)      /* ends: the newest chunk has TS > ed->t */
-                    d = chunk_at(x, ++seq);
+                uint32_t seq = first + batch_after(bts, top, ed->t);
                 ed->dst = seq;
-                d->pending++;
+                chunk_at(x, seq)->pending++;
             } while (r < n && e[(head + r) & mask].t < ts);
             l->resolved = r;
             if (r < n)
@@ -535,32 +609,36 @@ static void resolve_waiting(maxpar *m, proxy *x)
                 bit_clear(x->unresolved, p);
         }
     }
+    for (uint32_t i = 0; i < len; i++)
+        m->batch_ts[i] = UINT64_MAX;    /* sentinels again for the next batch */
 }
 
 /* Ends the current batch: matches its chunks (resolve_waiting). */
 static void end_batch(maxpar *m)
 {
     if (m->batch_cpu != UINT32_MAX) {
-        resolve_waiting(m, &m->px[m->batch_cpu]);
+        resolve_waiting(m, m->batch_cpu);
         m->batch_cpu = UINT32_MAX;
     }
 }
 
-/* Chunk number SEQ of cpu p depends on cpu q from time t. */
-static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t)
+/* Chunk number SEQ of cpu p depends on cpu q from time t; L is the
+ * waiting list of q for p. */
+static void add_edge(maxpar *m, waiting_list *l, uint32_t p, uint32_t seq, uint32_t q, uint64_t t)
 {
-    waiting_list *l = waiting(m, q, p);
     proxy *x = &m->px[q];
     /* Older chunks' edges at t or later are implied by this one. */
-    while (l->n && edge_at(l, l->n - 1)->t >= t) {
-        l->n--;
-        m->edges--;
-        if (l->resolved > l->n) {
-            uint32_t dst = edge_at(l, l->n)->dst;
-            l->resolved = l->n;
-            edge_decided(m, q, chunk_at(x, dst), dst);
-        }
-        m->st.dropped_later++;
+    if (l->n && l->last_t >= t) {
+        do {
+            l->n--;
+            m->edges--;
+            if (l->resolved > l->n) {
+                uint32_t dst = edge_at(l, l->n)->dst;
+                l->resolved = l->n;
+                edge_decided(m, q, chunk_at(x, dst), dst);
+            }
+            m->st.dropped_later++;
+        } while (l->n && edge_at(l, l->n - 1)->t >= t);
     }
     mp_edge e = { t, seq, 0 };
     /* An earlier entry unresolved: so is this one, and the list's oldest
@@ -576,11 +654,14 @@ static void add_edge(maxpar *m, uint32_t p, uint32_t seq, uint32_t q, uint64_t t
             l->resolved++;
             bit_clear(x->unresolved, p);
         } else {
+            if (!x->due)
+                due_alloc(m, x);
             bit_set(x->unresolved, p);
             x->due[p] = t;
         }
     }
     edge_push(m, l, &e);
+    l->last_t = t;
 }
 
 /* ---- writing ---- */
@@ -626,43 +707,52 @@ static void sort_ptv(mp_chunk *c)
     }
 }
 
-/* Holds C, a chunk without successors (from write_chunk: a PTV of at
- * most INLINE_PTV entries is its open chunk's inline array, whose free
- * slots hold sentinels): a short PTV is copied whole, without a loop on
+/* Holds open chunk C of cpu P, without successors, as P's C0 (its PTV
+ * sorted). The held copy is built field by field from C, which was
+ * written long ago, not copied from a struct just assembled on the stack:
+ * wide loads of narrower stores still in flight stall the core (store
+ * forwarding fails). A PTV of at most INLINE_PTV entries is C's inline
+ * array, whose free slots hold sentinels: copied whole, without a loop on
  * its length (h->ptv has room for INLINE_PTV entries). */
-static void hold(held_chunk *h, const rnr_final_chunk *c)
+static void hold(held_chunk *h, uint32_t p, const mp_chunk *c)
 {
     h->valid = 1;
-    h->c = *c;
+    h->c.cpu = p;
+    h->c.tid = c->tid;
+    h->c.cs = c->cs;
+    h->c.nstv = 0;
+    h->c.stv = h->stv;
+    h->c.nptv = c->nptv;
+    h->c.ptv = h->ptv;
     if (c->nptv <= INLINE_PTV) {
         for (uint32_t i = 0; i < INLINE_PTV; i++)
-            h->ptv[i] = c->ptv[i];
+            h->ptv[i] = c->ptv.in[i];
     } else {
         for (uint32_t i = 0; i < c->nptv; i++)
-            h->ptv[i] = c->ptv[i];
+            h->ptv[i] = c->ptv.spill[i];
     }
-    h->c.stv = h->stv;
-    h->c.ptv = h->ptv;
 }
 
-/* Output of a written chunk through the C0/C1 merge: C0 (held) and C1 are
- * merged when they belong to the same thread, C0 has no successor and C1
- * no predecessor: the recorded parallelism is unchanged. A chunk with a
- * successor is never held, so nothing waits behind a held chunk; it goes
- * out at once (C's arrays need to outlive only this call). */
-static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
+/* Output of open chunk C of cpu P, being written with the NSTV successor
+ * cpus in m->stv_buf and its PTV sorted, through the C0/C1 merge: C0
+ * (held) and C1 are merged when they belong to the same thread, C0 has no
+ * successor and C1 no predecessor: the recorded parallelism is unchanged.
+ * A chunk with a successor is never held (so a held chunk has nstv == 0),
+ * and nothing waits behind a held chunk; it goes out at once (the arrays
+ * handed to emit need to outlive only that call). */
+static int output(maxpar *m, uint32_t p, mp_chunk *c, uint32_t nstv)
 {
     held_chunk *h = &m->px[p].held;
-    if (h->valid && h->c.tid == c->tid && h->c.nstv == 0 && c->nptv == 0 &&
-        h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
+    if (h->valid && h->c.tid == c->tid && c->nptv == 0 && h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
         h->c.cs += c->cs;
         m->st.merged++;
-        if (c->nstv == 0)
+        if (nstv == 0)
             return 0;
         h->valid = 0;
-        h->c.nstv = c->nstv;
-        h->c.stv = c->stv;
+        h->c.nstv = nstv;
+        h->c.stv = m->stv_buf;
         int rc = emit(m, &h->c);
+        h->c.nstv = 0;
         h->c.stv = h->stv;
         return rc;
     }
@@ -671,9 +761,11 @@ static int output(maxpar *m, uint32_t p, const rnr_final_chunk *c)
             return -1;
         h->valid = 0;
     }
-    if (c->nstv)
-        return emit(m, c);
-    hold(h, c);                         /* nstv == 0 */
+    if (nstv) {
+        rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv_of(c) };
+        return emit(m, &f);
+    }
+    hold(h, p, c);
     return 0;
 }
 
@@ -684,41 +776,48 @@ static COLD void early_alloc(maxpar *m, proxy *y)
     account(m, (int64_t)(m->cpus * 12));
 }
 
-/* Writes the oldest open chunk of cpu P: decides its edges, sends its
- * tokens, and frees it. */
-static int write_chunk(maxpar *m, uint32_t p)
+/* Decides the edges of chunk number SEQ of cpu P, being written: pops
+ * each from the head of its waiting list (unless a later chunk's edge
+ * dropped it), drops it if implied, sends its token otherwise. The
+ * successor cpus are the NSV at SUCC[(head + i) & mask]; those that get a
+ * token go to STV. Returns their number. The list and the counters are
+ * read into locals: stores through the chunk and list pointers could
+ * alias them, and would force reloads every iteration. */
+static uint32_t decide_edges(maxpar *m, uint32_t p, uint32_t seq, const uint16_t *succ, uint32_t head0,
+                             uint32_t mask0, uint32_t nsv, uint32_t *stv)
 {
-    proxy *x = &m->px[p];
-    uint32_t seq = x->head, nstv = 0;
-    mp_chunk *c = chunk_at(x, seq);
-    for (uint32_t i = 0; i < c->nsv; i++) {
-        uint32_t q = x->succ[(x->succ_head + i) & x->succ_mask];
-        proxy *y = &m->px[q];
-        waiting_list *l = &y->waiting[p];   /* c added an edge to it: allocated */
+    proxy *px = m->px;
+    waiting_list *out = px[p].out;      /* allocated: the chunk added an edge to each */
+    uint32_t nstv = 0, popped = 0, implied = 0;
+    for (uint32_t i = 0; i < nsv; i++) {
+        uint32_t q = succ[(head0 + i) & mask0];
+        waiting_list *l = &out[q];
         uint32_t n = l->n, head = l->head;
-        if (!n || l->e[head].src != seq)
+        mp_edge *e = l->e;
+        if (!n || e[head].src != seq)
             continue;                   /* dropped by a later chunk */
-        mp_edge e = l->e[head];
-        uint32_t next = (head + 1) & l->mask;
-        /* Resolved (the destination is known) iff among the first
-         * `resolved` entries; popping it leaves the unresolved ones as
-         * they were. */
-        mp_chunk *d = l->resolved ? chunk_at(y, e.dst) : NULL;
+        uint32_t next = (head + 1) & l->mask, resolved = l->resolved;
         l->head = next;
         l->n = n - 1;
-        m->edges--;
-        if (d) {
-            l->resolved--;
+        popped++;
+        proxy *y = &px[q];
+        if (resolved) {
+            /* Resolved (the destination is known) iff among the first
+             * `resolved` entries; popping it leaves the unresolved ones
+             * as they were. */
+            uint32_t dst = e[head].dst;
+            mp_chunk *d = chunk_at(y, dst);
+            l->resolved = resolved - 1;
             /* Implied by the next edge if that lands in the same chunk.
              * Not knowable for an Early edge: q's next chunk may end
              * between the two times, so each Early edge keeps its token. */
-            if (n > 1 && d->ts > l->e[next].t) {
-                m->st.dropped_same++;
+            if (n > 1 && d->ts > e[next].t) {
+                implied++;
             } else {
-                m->stv_buf[nstv++] = q;
+                stv[nstv++] = q;
                 ptv_add(m, d, p, 1);
             }
-            edge_decided(m, q, d, e.dst);
+            edge_decided(m, q, d, dst);
             continue;
         }
         note_unresolved(y, l, p);
@@ -729,23 +828,36 @@ static int write_chunk(maxpar *m, uint32_t p)
             if (!y->early)
                 early_alloc(m, y);
             y->early[p]++;
-            if (e.t > y->early_t[p])
-                y->early_t[p] = e.t;
+            if (e[head].t > y->early_t[p])
+                y->early_t[p] = e[head].t;
             bit_set(y->early_set, p);
-            m->stv_buf[nstv++] = q;
+            y->has_early = 1;
+            stv[nstv++] = q;
             m->st.early_tokens++;
         }
     }
+    m->edges -= popped;
+    m->st.dropped_same += implied;
     m->st.tokens += nstv;
-    rnr_ptv_entry *ptv = ptv_of(c);
+    return nstv;
+}
+
+/* Writes the oldest open chunk of cpu P: decides its edges, sends its
+ * tokens, and frees it. */
+static int write_chunk(maxpar *m, uint32_t p)
+{
+    proxy *x = &m->px[p];
+    uint32_t seq = x->head, nsv;
+    mp_chunk *c = chunk_at(x, seq);
+    nsv = c->nsv;
+    uint32_t nstv = nsv ? decide_edges(m, p, seq, x->succ, x->succ_head, x->succ_mask, nsv, m->stv_buf) : 0;
     sort_ptv(c);
-    rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv };
     x->head++;
     x->n--;
-    x->succ_head = (x->succ_head + c->nsv) & x->succ_mask;
-    x->succ_n -= c->nsv;
+    x->succ_head = (x->succ_head + nsv) & x->succ_mask;
+    x->succ_n -= nsv;
     /* C's slot is reused only by a later push to this proxy, after output. */
-    int rc = output(m, p, &f);
+    int rc = output(m, p, c, nstv);
     chunk_release(m, c);
     if (x->n && open_at(x, 0)->pending == 0)
         work_add(m, p);
@@ -757,7 +869,7 @@ static int write_chunk(maxpar *m, uint32_t p)
 static int trim(maxpar *m)
 {
     m->st.trims++;
-    m->last_trim = m->H;
+    m->next_trim = m->H + m->trim_every;
     for (uint32_t p = 0; p < m->cpus; p++)
         work_add(m, p);
     while (m->nwork) {
@@ -795,18 +907,42 @@ static COLD int sv_error(maxpar *m, const rnr_initial_chunk *in)
     }
 }
 
+/* Chunk C, just read, is the first cpu X dumped since its Early tokens
+ * were sent: they become its PTV. 0, or -1 if one of them was sent for a
+ * dependence at or after C's TS (the log breaks bounded silence). */
+static COLD int early_claim(maxpar *m, proxy *x, mp_chunk *c)
+{
+    uint32_t cpu = (uint32_t)(x - m->px);
+    x->has_early = 0;
+    for (uint32_t w = 0; w < m->words; w++) {
+        uint64_t bits = x->early_set[w];
+        x->early_set[w] = 0;
+        while (bits) {
+            uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (x->early_t[s] >= c->ts)
+                return fail(m, "cpu %u chunk with TS %llu is the destination of a dependence "
+                               "from cpu %u at %llu that was taken as Early: the log breaks "
+                               "bounded silence (MSP %llu)",
+                            cpu, (unsigned long long)c->ts, s,
+                            (unsigned long long)x->early_t[s], (unsigned long long)m->msp);
+            ptv_add(m, c, s, x->early[s]);
+            x->early[s] = 0;
+        }
+    }
+    return 0;
+}
+
 int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
 {
-    if (m->failed)
-        return -1;
-    if (m->eof)
-        return fail(m, "chunk added after the end of the log");
+    if (m->failed | m->eof)
+        return m->failed ? -1 : fail(m, "chunk added after the end of the log");
     if (in->cpu >= m->cpus)
         return fail(m, "chunk of cpu %u in a log of %u cpus", in->cpu, m->cpus);
     if (in->cpu != m->batch_cpu)
         end_batch(m);
     proxy *x = &m->px[in->cpu];
-    if (x->seen && in->ts < x->last_ts)
+    if (in->ts < x->last_ts)
         return fail(m, "cpu %u timestamp goes back from %llu to %llu", in->cpu,
                     (unsigned long long)x->last_ts, (unsigned long long)in->ts);
     uint64_t limit = m->msp ? sat_add(in->ts, m->msp) : UINT64_MAX;   /* for SV times */
@@ -834,39 +970,27 @@ int maxpar_add(maxpar *m, const rnr_initial_chunk *in)
     }
     if (bad)
         return sv_error(m, in);
-    if (in->cs == 0 || in->cs > (UINT64_MAX >> 1))
+    if (in->cs - 1 >= UINT64_MAX >> 1)  /* cs == 0 wraps: 1 <= cs <= UINT64_MAX >> 1 */
         return fail(m, "cpu %u chunk with TS %llu has size %llu, out of range", in->cpu,
                     (unsigned long long)in->ts, (unsigned long long)in->cs);
-    x->seen = 1;
     x->last_ts = in->ts;
-    if (in->ts > m->H)
-        m->H = in->ts;
+    m->H = in->ts > m->H ? in->ts : m->H;
     m->st.chunks_in++;
     m->st.dependences += in->nsv;
     x->succ_n += in->nsv;
     uint32_t seq = x->head + x->n;
     mp_chunk *c = chunk_push(m, x, in, last);
+    m->batch_ts[seq - x->unmatched] = in->ts;   /* seq - unmatched < ring size <= batch_cap */
     m->batch_cpu = in->cpu;             /* matched with the waiting lists at the batch's end */
     /* Early tokens wait for this, the first chunk the cpu dumps after them. */
-    for (uint32_t w = 0; w < m->words; w++) {
-        uint64_t bits = x->early_set[w];
-        x->early_set[w] = 0;
-        while (bits) {
-            uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(bits);
-            bits &= bits - 1;
-            if (x->early_t[s] >= c->ts)
-                return fail(m, "cpu %u chunk with TS %llu is the destination of a dependence "
-                               "from cpu %u at %llu that was taken as Early: the log breaks "
-                               "bounded silence (MSP %llu)",
-                            in->cpu, (unsigned long long)c->ts, s,
-                            (unsigned long long)x->early_t[s], (unsigned long long)m->msp);
-            ptv_add(m, c, s, x->early[s]);
-            x->early[s] = 0;
-        }
+    if (x->has_early && early_claim(m, x, c) < 0)
+        return -1;
+    if (in->nsv) {
+        waiting_list *out = x->out ? x->out : out_alloc(m, x);
+        for (uint32_t i = 0; i < in->nsv; i++)
+            add_edge(m, &out[in->sv[i].cpu], in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
     }
-    for (uint32_t i = 0; i < in->nsv; i++)
-        add_edge(m, in->cpu, seq, in->sv[i].cpu, in->sv[i].ts);
-    if (m->H >= m->last_trim + m->trim_every) {
+    if (m->H >= m->next_trim) {
         end_batch(m);
         return trim(m);
     }
