@@ -137,18 +137,25 @@ static int by_thread_time(const void *a, const void *b, void *arg)
     return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
 }
 
+/* The initial log at PATH opened, or NULL with "PATH: ..." in err. */
+static rnr_reader *open_initial(const char *path, char *err, size_t errlen)
+{
+    rnr_reader *r = rnr_reader_open(path, err, errlen);
+    if (r && rnr_reader_header(r)->kind != RNR_LOG_INITIAL) {
+        snprintf(err, errlen, "%s: not an initial log", path);
+        rnr_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
 int oracle_compute(const char *initial_log, const char *truth_path, oracle_bounds *out, char *err,
                    size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    rnr_reader *r = rnr_reader_open(initial_log, err, errlen);
+    rnr_reader *r = open_initial(initial_log, err, errlen);
     if (!r)
         return -1;
-    if (rnr_reader_header(r)->kind != RNR_LOG_INITIAL) {
-        snprintf(err, errlen, "%s: not an initial log", initial_log);
-        rnr_reader_close(r);
-        return -1;
-    }
     lanes l = {rnr_reader_header(r)->cpus, NULL, NULL, NULL};
     l.n = xcalloc(l.cpus, sizeof *l.n);
     l.ids = xcalloc(l.cpus, sizeof *l.ids);
@@ -838,14 +845,9 @@ static int covered(const stream *s, const truth_dep *d)
 static int stream_pass(stream *s, const char *initial_log, const char *truth_path, char *err,
                        size_t errlen)
 {
-    rnr_reader *r = rnr_reader_open(initial_log, err, errlen);
+    rnr_reader *r = open_initial(initial_log, err, errlen);
     if (!r)
         return -1;
-    if (rnr_reader_header(r)->kind != RNR_LOG_INITIAL) {
-        snprintf(err, errlen, "%s: not an initial log", initial_log);
-        rnr_reader_close(r);
-        return -1;
-    }
     truth_reader *tr = truth_reader_open(truth_path, err, errlen);
     if (!tr) {
         rnr_reader_close(r);

@@ -182,24 +182,6 @@ static rnr_membuf pass(pass_kind k, const rnr_membuf *in)
     return out;
 }
 
-static void random_config(synth_config *c, uint64_t *rng)
-{
-    uint32_t cpus = 2 + (uint32_t)tu_below(rng, 7);
-    synth_config_default(c, cpus);
-    c->seed = tu_rand(rng);
-    c->threads = 1 + (uint32_t)tu_below(rng, cpus + 2);
-    c->os_cpus = (uint32_t)tu_below(rng, 2);
-    if (c->threads <= c->os_cpus)
-        c->threads = c->os_cpus + 1;
-    c->insns = 1000 + tu_below(rng, 6000);
-    c->shared_lines = 2 + (uint32_t)tu_below(rng, 40);
-    c->sharing = 0.001 + 0.04 * (double)tu_below(rng, 100) / 100.0;
-    c->quantum = tu_below(rng, 2) ? 200 + tu_below(rng, 2000) : 0;
-    c->block_rate = tu_below(rng, 3) == 0 ? 0.005 : 0;
-    c->syscall_rate = 0.2 * (double)tu_below(rng, 3);
-    c->rru.chunk_max = 50 + tu_below(rng, 1000);
-    c->rru.msp = 800 + tu_below(rng, 6000);
-}
 
 /* Every format of random recordings (idle CPUs, more threads than CPUs,
  * preemption): the streaming critical path and schedules equal the
@@ -211,7 +193,7 @@ START_TEST(metrics_stream_equals_the_whole_dag_schedule)
     int given_up = 0, kept = 0;
     for (int round = 0; round < 12; round++) {
         synth_config c;
-        random_config(&c, &rng);
+        tu_synth_random(&c, &rng, 6000);
         rnr_membuf in;
         truth_set truth;
         synth_result res;

@@ -145,24 +145,6 @@ static void compare_windows(const char *dir, const uint64_t *windows, size_t n, 
     ck_assert_int_eq(w.window_given_up, w.why != NULL);
 }
 
-static void random_config(synth_config *c, uint64_t *rng)
-{
-    uint32_t cpus = 2 + (uint32_t)tu_below(rng, 7);
-    synth_config_default(c, cpus);
-    c->seed = tu_rand(rng);
-    c->threads = 1 + (uint32_t)tu_below(rng, cpus + 2);
-    c->os_cpus = (uint32_t)tu_below(rng, 2);
-    if (c->threads <= c->os_cpus)
-        c->threads = c->os_cpus + 1;
-    c->insns = 1000 + tu_below(rng, 8000);
-    c->shared_lines = 2 + (uint32_t)tu_below(rng, 40);
-    c->sharing = 0.001 + 0.04 * (double)tu_below(rng, 100) / 100.0;
-    c->quantum = tu_below(rng, 2) ? 200 + tu_below(rng, 2000) : 0;
-    c->block_rate = tu_below(rng, 3) == 0 ? 0.005 : 0;
-    c->syscall_rate = 0.2 * (double)tu_below(rng, 3);
-    c->rru.chunk_max = 50 + tu_below(rng, 1000);
-    c->rru.msp = 800 + tu_below(rng, 6000);
-}
 
 /* Random synthetic runs (idle CPUs, more threads than CPUs, preemption,
  * adversarial drains): every window gives the whole graph's bounds or is
@@ -176,7 +158,7 @@ START_TEST(oracle_stream_equals_the_whole_graph_on_random_runs)
     char *tmp = tu_tmpdir();
     for (int round = 0; round < 10; round++) {
         synth_config c;
-        random_config(&c, &rng);
+        tu_synth_random(&c, &rng, 8000);
         char dir[4096], err[512];
         snprintf(dir, sizeof dir, "%s/r%d", tmp, round);
         synth_result res;

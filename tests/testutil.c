@@ -196,3 +196,22 @@ TCase *tu_tcase(Suite *s, const char *name, double timeout)
     suite_add_tcase(s, tc);
     return tc;
 }
+
+void tu_synth_random(synth_config *c, uint64_t *rng, uint64_t insns_spread)
+{
+    uint32_t cpus = 2 + (uint32_t)tu_below(rng, 7);
+    synth_config_default(c, cpus);
+    c->seed = tu_rand(rng);
+    c->threads = 1 + (uint32_t)tu_below(rng, cpus + 2);
+    c->os_cpus = (uint32_t)tu_below(rng, 2);
+    if (c->threads <= c->os_cpus)
+        c->threads = c->os_cpus + 1;
+    c->insns = 1000 + tu_below(rng, insns_spread);
+    c->shared_lines = 2 + (uint32_t)tu_below(rng, 40);
+    c->sharing = 0.001 + 0.04 * (double)tu_below(rng, 100) / 100.0;
+    c->quantum = tu_below(rng, 2) ? 200 + tu_below(rng, 2000) : 0;
+    c->block_rate = tu_below(rng, 3) == 0 ? 0.005 : 0;
+    c->syscall_rate = 0.2 * (double)tu_below(rng, 3);
+    c->rru.chunk_max = 50 + tu_below(rng, 1000);
+    c->rru.msp = 800 + tu_below(rng, 6000);
+}

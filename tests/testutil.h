@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/synth.h"
+
 /* Result of tu_run: exit status (128+N for signal N), captured output. */
 typedef struct tu_output {
     int status;
@@ -61,5 +63,10 @@ static inline uint64_t tu_below(uint64_t *state, uint64_t n) { return n ? tu_ran
 
 /* Adds a test case NAME with TIMEOUT seconds to suite S. */
 TCase *tu_tcase(Suite *s, const char *name, double timeout);
+
+/* A small random synthetic recording's configuration (2 to 8 CPUs, idle
+ * CPUs, more threads than CPUs, preemption, blocking, system calls) with
+ * 1000 to 1000 + INSNS_SPREAD instructions per thread, drawn from *RNG. */
+void tu_synth_random(synth_config *c, uint64_t *rng, uint64_t insns_spread);
 
 #endif
