@@ -6,29 +6,26 @@
 BODY(lui) { X(RD) = (uint64_t)IMM; return rru_next(h, d); }
 BODY(auipc) { X(RD) = d->pc + (uint64_t)IMM; return rru_next(h, d); }
 
+/* Control transfers end their block: they leave it through rru_jump. */
 BODY(jal)
 {
     X(RD) = NEXT_PC;
-    h->ctx.pc = d->pc + (uint64_t)IMM;
-    return rru_exit(h, d, RRU_X_JUMP);
+    return rru_jump(h, d, d->pc + (uint64_t)IMM);
 }
 
 BODY(jalr)
 {
     uint64_t target = (X(RS1) + (uint64_t)IMM) & ~1ull;
     X(RD) = NEXT_PC;
-    h->ctx.pc = target;
-    return rru_exit(h, d, RRU_X_JUMP);
+    return rru_jump(h, d, target);
 }
 
-#define BRANCH(name, cond)                                  \
-    BODY(name)                                              \
-    {                                                       \
-        if (cond) {                                         \
-            h->ctx.pc = d->pc + (uint64_t)IMM;              \
-            return rru_exit(h, d, RRU_X_JUMP);              \
-        }                                                   \
-        return rru_next(h, d);                              \
+#define BRANCH(name, cond)                                                      \
+    BODY(name)                                                                  \
+    {                                                                           \
+        if (cond)                                                               \
+            return rru_jump(h, d, d->pc + (uint64_t)IMM);                       \
+        return rru_next(h, d);                                                  \
     }
 BRANCH(beq, X(RS1) == X(RS2))
 BRANCH(bne, X(RS1) != X(RS2))
@@ -122,9 +119,14 @@ BODY(ecall)
 BODY(ebreak) { return rru_trap(h, d, RRU_CAUSE_BREAKPOINT, d->pc); }
 BODY(illegal) { return rru_trap(h, d, RRU_CAUSE_ILLEGAL, d->raw); }
 
-/* The sentinel after the last instruction of a block. */
+/* The sentinel after the last instruction of a cut block: the run stops. */
 BODY(end)
 {
     h->ctx.pc = d->pc;
     return rru_exit(h, d, RRU_X_END);
 }
+
+/* The sentinel after the last instruction of a decoded block (its end
+ * falls through to the next pc: a branch not taken, or the block is full
+ * or at the end of its page). */
+BODY(fall) { return rru_leave(h, d, &h->cur_blk->link[RRU_WAY_FALL], d->pc, RRU_X_END); }

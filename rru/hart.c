@@ -56,6 +56,7 @@ void rru_hart_flush_code(rru_hart *h)
     }
     memset(h->buckets, 0, RRU_BUCKETS * sizeof h->buckets[0]);
     h->nblocks = 0;
+    h->code_epoch++;
 }
 
 static void *arena_alloc(rru_hart *h, size_t bytes)
@@ -155,10 +156,12 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
     }
     b->pc = pc;
     b->n = n;
+    for (unsigned w = 0; w < 2; w++)
+        b->link[w] = (rru_link){.blk = NULL, .pc = 1, .span = 0};
     memcpy(b->insns, tmp, n * sizeof(rru_insn));
     rru_insn *end = &b->insns[n];
     memset(end, 0, sizeof *end);
-    end->fn = rru_x_end;
+    end->fn = rru_x_fall;
     end->pc = a;
     end->op = RRU_OP_illegal;
     rru_block **bucket = &h->buckets[(pc >> 1) & (RRU_BUCKETS - 1)];
@@ -169,12 +172,14 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
 }
 
 /* The first LIM (< b->n) instructions of B and a sentinel after them, in
- * the hart's cut buffer: a run that must stop inside a block runs this. */
+ * the hart's cut buffer: a run that must stop inside a block runs this.
+ * Its sentinel ends the chain (rru_x_end), and it is never linked. */
 static rru_block *cut_block(rru_hart *h, const rru_block *b, unsigned lim)
 {
     rru_block *c = h->cut;
     c->pc = b->pc;
     c->n = lim;
+    c->link[0] = c->link[1] = (rru_link){.blk = NULL, .pc = 1, .span = 0};
     memcpy(c->insns, b->insns, lim * sizeof(rru_insn));
     rru_insn *end = &c->insns[lim];
     memset(end, 0, sizeof *end);
@@ -342,13 +347,41 @@ static void fill_trap_stop(rru_hart *h, rru_stop *st, uint64_t pc)
     }
 }
 
+/* How many instructions one chain of blocks may run before it returns to
+ * the loop. With sibling calls (gcc -O2) a chain runs in one frame and the
+ * bound only costs a return now and then; without them (-O0, -O1: the
+ * sanitizer builds) each body nests a frame, and this bounds the depth. */
+#ifndef RRU_CHAIN_SPAN
+#define RRU_CHAIN_SPAN 4096u
+#endif
+
 int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_time, rru_stop *st)
 {
+    const uint64_t retired0 = h->retired;
+    /* The retired count at which MAX instructions are done (saturated). */
+    const uint64_t retired_end = max > UINT64_MAX - retired0 ? UINT64_MAX : retired0 + max;
     uint64_t done = 0;
     st->reason = RRU_STOP_NONE;
     st->signal = 0;
     st->cause = 0;
     st->tval = 0;
+    /* rru_leave may go on into a block of n instructions at clock c only
+     * if this loop would run it next, whole: no stop request, c + n <=
+     * time_end (no time stop, no cut), c < event_time (after the first
+     * block: no event stop; c + n <= event_time is stricter) and retired +
+     * n <= retired_end (no limit stop, no cut). One bound on the clock
+     * serves: chain_end = min(time_end, event_time, c0 + retired_end -
+     * r0), with c0 and r0 the clock and retired count when the loop
+     * dispatches; the clock advances at least as much as the retired count
+     * (by each block's n, and by stalls), so c + n <= chain_end implies r +
+     * n <= retired_end. Declining is always correct: the loop then runs the
+     * block itself. */
+    const uint64_t clock_end = time_end < event_time ? time_end : event_time;
+    /* The block just run and the way it was left, while its link may be
+     * set: it is an arena block and no block was dropped since. */
+    rru_block *prev = NULL;
+    int prev_way = 0;
+    uint64_t prev_epoch = 0;
     int result;
     for (;;) {
         if (h->stop_req) {
@@ -380,14 +413,24 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
             result = st->reason;
             break;
         }
+        if (prev && prev_epoch == h->code_epoch)
+            prev->link[prev_way] = (rru_link){.blk = b, .pc = b->pc, .span = (uint64_t)prev->n + b->n};
         uint64_t lim = max - done, tl = time_end - h->clock;
         if (tl < lim)
             lim = tl;
         if (RRU_UNLIKELY(b->n > lim))
             b = cut_block(h, b, (unsigned)lim);
-        /* The whole block (or its head) as one chain of bodies. */
+        uint64_t room = retired_end - h->retired;
+        if (room > RRU_CHAIN_SPAN)
+            room = RRU_CHAIN_SPAN;
+        h->chain_end = h->clock + room < clock_end ? h->clock + room : clock_end;
+        /* The whole block (or its head) as one chain of bodies, which may
+         * go on into linked blocks (rru_leave: each retired whole, and
+         * counted in clock, retired and instret); it returns from the
+         * block h->cur_blk, at h->exit_d. */
         h->cur_blk = b;
         const int s = b->insns[0].fn(h, b->insns);
+        b = h->cur_blk;
         const rru_insn *d = h->exit_d;
         uint64_t n = (uint64_t)(d - b->insns);
         if (s == RRU_X_JUMP || s == RRU_X_ECALL || s == RRU_X_FENCEI)
@@ -396,9 +439,18 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
         h->clock += n;
         h->retired += n;
         h->ctx.instret += n;
-        done += n;
-        if (RRU_LIKELY(s == RRU_X_JUMP || s == RRU_X_END))
+        done = h->retired - retired0;
+        if (RRU_LIKELY(s == RRU_X_JUMP || s == RRU_X_END)) {
+            if (b == h->cut) {
+                prev = NULL;
+            } else {
+                prev = b;
+                prev_way = s == RRU_X_JUMP ? RRU_WAY_JUMP : RRU_WAY_FALL;
+                prev_epoch = h->code_epoch;
+            }
             continue;
+        }
+        prev = NULL;
         if (s == RRU_X_FENCEI) {
             rru_hart_flush_code(h);
             h->code_gen = rru_mem_code_gen(h->mem);

@@ -91,6 +91,7 @@ struct rru_insn {
 #undef CINSN
 int rru_x_illegal(rru_hart *h, const rru_insn *d);
 int rru_x_end(rru_hart *h, const rru_insn *d);
+int rru_x_fall(rru_hart *h, const rru_insn *d);
 
 /* Decodes BITS at PC into *d. Returns the length (2 or 4); an invalid
  * encoding gives op = RRU_OP_illegal (its body traps when executed). */
@@ -133,9 +134,24 @@ typedef struct rru_tlb {
     rru_page *page;
 } rru_tlb;
 
+/* How a block is left at its end, which picks its link. */
+enum { RRU_WAY_JUMP = 0, RRU_WAY_FALL = 1 };
+
+/* A block's last successor seen on one way out: the run loop fills it
+ * (rru_hart_run), the body that leaves the block follows it (rru_leave).
+ * blk is NULL and pc odd (no instruction's) until it is filled. A link
+ * points only into the same arena as its block, and the arena is dropped
+ * as a whole, links and all. */
+typedef struct rru_link {
+    struct rru_block *blk;
+    uint64_t pc;                 /* blk->pc */
+    uint64_t span;               /* the block's n + blk->n */
+} rru_link;
+
 typedef struct rru_block {
     uint64_t pc;
     struct rru_block *hnext;
+    rru_link link[2];            /* by RRU_WAY_ */
     uint32_t n;                  /* instructions; insns[n] is the sentinel */
     uint32_t pad_;
     rru_insn insns[];
@@ -159,9 +175,14 @@ struct rru_hart {
     uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
     uint64_t fkey;               /* epoch | 3 */
 
+    /* clock and retired are not adjacent, so that gcc does not merge
+     * their increments in rru_leave into one vector store (slower, and a
+     * later 8-byte load of either would wait for it). */
     uint64_t clock;              /* at the start of the current block (+ stalls) */
+    rru_block *cur_blk;          /* block being executed, or NULL */
     uint64_t retired;            /* core's retired count at the block start */
-    const rru_block *cur_blk;    /* block being executed, or NULL */
+    uint64_t chain_end;          /* rru_leave may go on into a block of n
+                                  * instructions while clock + n <= this */
     const rru_insn *cur_d;       /* instruction in a slow path, or NULL */
     const rru_insn *exit_d;      /* the instruction the block's chain returned from */
 
@@ -181,6 +202,7 @@ struct rru_hart {
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
     rru_arena_chunk *arena;
     uint64_t nblocks;
+    uint64_t code_epoch;         /* bumped whenever decoded blocks are dropped */
     rru_block *cut;              /* RRU_BLOCK_MAX + 1 instructions: the head of
                                   * a block, cut where a run must stop */
 };
@@ -222,14 +244,18 @@ static inline uint64_t rru_now(const rru_hart *h, const rru_insn *d)
 /* The end of every body that completes normally: the next instruction
  * (the block's sentinel after its last). A tail call where the compiler
  * can (no local of the caller's may have escaped); a nested call otherwise,
- * at most one frame per instruction of a block. */
-static inline int rru_next(rru_hart *h, const rru_insn *d)
+ * at most one frame per instruction of a chain (RRU_CHAIN_SPAN, hart.c,
+ * bounds a chain's length). rru_enter starts the body of D. */
+static inline int rru_enter(rru_hart *h, const rru_insn *d)
 {
-    d++;
     /* The empty asm keeps d in a register of its own, so that gcc ends a
      * body with "add $size, %rsi; jmp *(%rsi)" rather than four moves. */
     __asm__("" : "+r"(d));
     return d->fn(h, d);
+}
+static inline int rru_next(rru_hart *h, const rru_insn *d)
+{
+    return rru_enter(h, d + 1);
 }
 
 /* Leaves the block's chain at instruction D with STATUS. */
@@ -237,6 +263,40 @@ static inline int rru_exit(rru_hart *h, const rru_insn *d, int status)
 {
     h->exit_d = d;
     return status;
+}
+
+/* Leaves the current block at its end (D its last instruction, or its
+ * sentinel) for PC, by its link L. When L leads to PC and the run loop
+ * would run that block next, whole (no stop request, and clock + n within
+ * h->chain_end, which rru_hart_run sets within its time and instruction
+ * bounds), this does the loop's bookkeeping for the block left and goes on
+ * into the linked block (a tail call); otherwise the chain returns STATUS
+ * to the loop with pc set. Either way every instruction of the block left
+ * retired (the sentinel is none). Only blocks of the arena end here, never
+ * a cut block (whose sentinel is rru_x_end), so the block left has n
+ * instructions. */
+static inline int rru_leave(rru_hart *h, const rru_insn *d, const rru_link *l, uint64_t pc,
+                            int status)
+{
+    if (RRU_LIKELY(l->pc == pc) && RRU_LIKELY(h->clock + l->span <= h->chain_end) &&
+        RRU_LIKELY(!h->stop_req)) {
+        const rru_block *b = h->cur_blk;
+        rru_block *nb = l->blk;
+        h->clock += b->n;
+        h->retired += b->n;
+        h->ctx.instret += b->n;
+        h->ctx.pc = pc;
+        h->cur_blk = nb;
+        return rru_enter(h, nb->insns);
+    }
+    h->ctx.pc = pc;
+    return rru_exit(h, d, status);
+}
+
+/* Leaves the block by a jump to PC (a taken branch, jal, jalr). */
+static inline int rru_jump(rru_hart *h, const rru_insn *d, uint64_t pc)
+{
+    return rru_leave(h, d, &h->cur_blk->link[RRU_WAY_JUMP], pc, RRU_X_JUMP);
 }
 
 /* Instruction D traps (does not retire). */
