@@ -143,6 +143,8 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
             }
         }
         int len = rru_decode(bits, a, &tmp[n]);
+        if (n > 0)
+            rru_forward(&tmp[n], &tmp[n - 1]);
         a += (uint64_t)len;
         if (ends_block(tmp[n++].op))
             break;
@@ -429,7 +431,7 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
          * counted in clock, retired and instret); it returns from the
          * block h->cur_blk, at h->exit_d. */
         h->cur_blk = b;
-        const int s = b->insns[0].fn(h, b->insns);
+        const int s = b->insns[0].fn(h, b->insns, 0);
         b = h->cur_blk;
         const rru_insn *d = h->exit_d;
         uint64_t n = (uint64_t)(d - b->insns);

@@ -57,7 +57,28 @@ extern const unsigned rru_insn_nrows;
 /* ---- decoded instructions ---- */
 
 typedef struct rru_insn rru_insn;
-typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d);
+/* The body of an instruction D. V is x[rd] of the instruction before D in
+ * its block, as that one left it (any value for a block's first): every
+ * body that goes on to the next instruction passes it on (rru_next reads
+ * it back from the context, rru_next_v takes the result the body just
+ * wrote there). That holds whatever the previous op was (rd is then only a
+ * field: x[rd] as it stands), so that forwarding below never depends on
+ * which ops write integer registers. */
+typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d, uint64_t v);
+
+/* Forwarding: variants of a body that take rs1, rs2 or both from V rather
+ * than from h->ctx.x. The decoder gives an instruction such a variant when
+ * the previous instruction of the block has that register as its rd
+ * (rru_forward), so a chain of dependent instructions passes values in a
+ * host register instead of waiting for each store to the context to reach
+ * the next load. A body file lists its variants in a table of these. */
+typedef struct rru_fwd_row {
+    uint16_t op;
+    rru_exec_fn rs1, rs2, both;  /* NULL where the op has none */
+} rru_fwd_row;
+
+extern const rru_fwd_row rru_fwd_rvi[], rru_fwd_rvm[];
+extern const unsigned rru_fwd_rvi_n, rru_fwd_rvm_n;
 
 /* Statuses of instruction bodies. A body that completes normally does not
  * return a status: it continues with the next instruction of its block
@@ -84,18 +105,22 @@ struct rru_insn {
     uint8_t rm;         /* funct3 */
 };
 
-#define INSN(name, match, mask, fmt, ext) int rru_x_##name(rru_hart *h, const rru_insn *d);
+#define INSN(name, match, mask, fmt, ext) \
+    int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t v);
 #define CINSN(name, match, mask, ext)
 #include "rru/insns.def"
 #undef INSN
 #undef CINSN
-int rru_x_illegal(rru_hart *h, const rru_insn *d);
-int rru_x_end(rru_hart *h, const rru_insn *d);
-int rru_x_fall(rru_hart *h, const rru_insn *d);
+int rru_x_illegal(rru_hart *h, const rru_insn *d, uint64_t v);
+int rru_x_end(rru_hart *h, const rru_insn *d, uint64_t v);
+int rru_x_fall(rru_hart *h, const rru_insn *d, uint64_t v);
 
 /* Decodes BITS at PC into *d. Returns the length (2 or 4); an invalid
  * encoding gives op = RRU_OP_illegal (its body traps when executed). */
 int rru_decode(uint32_t bits, uint64_t pc, rru_insn *d);
+/* D follows PREV in a block: gives D the forwarding variant of its body
+ * for the operands that are PREV's rd, if its op has one. */
+void rru_forward(rru_insn *d, const rru_insn *prev);
 /* The mnemonic of an op ("fadd.s"). */
 const char *rru_op_name(unsigned op);
 
@@ -246,16 +271,21 @@ static inline uint64_t rru_now(const rru_hart *h, const rru_insn *d)
  * can (no local of the caller's may have escaped); a nested call otherwise,
  * at most one frame per instruction of a chain (RRU_CHAIN_SPAN, hart.c,
  * bounds a chain's length). rru_enter starts the body of D. */
-static inline int rru_enter(rru_hart *h, const rru_insn *d)
+static inline int rru_enter(rru_hart *h, const rru_insn *d, uint64_t v)
 {
     /* The empty asm keeps d in a register of its own, so that gcc ends a
      * body with "add $size, %rsi; jmp *(%rsi)" rather than four moves. */
     __asm__("" : "+r"(d));
-    return d->fn(h, d);
+    return d->fn(h, d, v);
 }
 static inline int rru_next(rru_hart *h, const rru_insn *d)
 {
-    return rru_enter(h, d + 1);
+    return rru_enter(h, d + 1, h->ctx.x[d->rd]);
+}
+/* rru_next for a body that just wrote V to x[rd]. */
+static inline int rru_next_v(rru_hart *h, const rru_insn *d, uint64_t v)
+{
+    return rru_enter(h, d + 1, v);
 }
 
 /* Leaves the block's chain at instruction D with STATUS. */
@@ -287,7 +317,7 @@ static inline int rru_leave(rru_hart *h, const rru_insn *d, const rru_link *l, u
         h->ctx.instret += b->n;
         h->ctx.pc = pc;
         h->cur_blk = nb;
-        return rru_enter(h, nb->insns);
+        return rru_enter(h, nb->insns, 0);
     }
     h->ctx.pc = pc;
     return rru_exit(h, d, status);
