@@ -56,7 +56,6 @@ void rru_hart_flush_code(rru_hart *h)
     }
     memset(h->buckets, 0, RRU_BUCKETS * sizeof h->buckets[0]);
     h->nblocks = 0;
-    h->code_epoch++;
 }
 
 static void *arena_alloc(rru_hart *h, size_t bytes)
@@ -191,12 +190,33 @@ static rru_block *cut_block(rru_hart *h, const rru_block *b, unsigned lim)
     return c;
 }
 
-static inline rru_block *lookup_block(rru_hart *h, uint64_t pc)
+/* The decoded block at PC, or NULL. */
+static inline rru_block *find_block(const rru_hart *h, uint64_t pc)
 {
     rru_block *b = h->buckets[(pc >> 1) & (RRU_BUCKETS - 1)];
     while (b && b->pc != pc)
         b = b->hnext;
+    return b;
+}
+
+static inline rru_block *lookup_block(rru_hart *h, uint64_t pc)
+{
+    rru_block *b = find_block(h, pc);
     return b ? b : decode_block(h, pc);
+}
+
+int rru_relink(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc, int status)
+{
+    /* Inside a chain nothing may be decoded: decoding may drop the arena,
+     * the current block with it. */
+    rru_block *nb = find_block(h, pc);
+    if (nb) {
+        *l = (rru_link){.blk = nb, .pc = pc, .span = (uint64_t)h->cur_blk->n + nb->n};
+        if (rru_may_chain(h, l->span))
+            return rru_chain(h, nb, pc);
+    }
+    h->ctx.pc = pc;
+    return rru_exit(h, d, status);
 }
 
 /* ---- harts ---- */
@@ -360,30 +380,22 @@ static void fill_trap_stop(rru_hart *h, rru_stop *st, uint64_t pc)
 int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_time, rru_stop *st)
 {
     const uint64_t retired0 = h->retired;
-    /* The retired count at which MAX instructions are done (saturated). */
-    const uint64_t retired_end = max > UINT64_MAX - retired0 ? UINT64_MAX : retired0 + max;
     uint64_t done = 0;
     st->reason = RRU_STOP_NONE;
     st->signal = 0;
     st->cause = 0;
     st->tval = 0;
-    /* rru_leave may go on into a block of n instructions at clock c only
-     * if this loop would run it next, whole: no stop request, c + n <=
-     * time_end (no time stop, no cut), c < event_time (after the first
-     * block: no event stop; c + n <= event_time is stricter) and retired +
-     * n <= retired_end (no limit stop, no cut). One bound on the clock
-     * serves: chain_end = min(time_end, event_time, c0 + retired_end -
-     * r0), with c0 and r0 the clock and retired count when the loop
-     * dispatches; the clock advances at least as much as the retired count
-     * (by each block's n, and by stalls), so c + n <= chain_end implies r +
-     * n <= retired_end. Declining is always correct: the loop then runs the
-     * block itself. */
+    /* A chain may go on into a block of n instructions at clock c only if
+     * this loop would run it next, whole (rru_may_chain): no stop request,
+     * c + n <= time_end (no time stop, no cut), c < event_time (after the
+     * first block: no event stop; c + n <= event_time is stricter) and
+     * done + n <= max (no limit stop, no cut). One bound on the clock
+     * serves: chain_end = min(time_end, event_time, c0 + max - done0),
+     * with c0 and done0 the clock and count when the loop dispatches; the
+     * clock advances at least as much as the count (by each block's n, and
+     * by stalls), so c + n <= chain_end implies done + n <= max. Declining
+     * is always correct: the loop then runs the block itself. */
     const uint64_t clock_end = time_end < event_time ? time_end : event_time;
-    /* The block just run and the way it was left, while its link may be
-     * set: it is an arena block and no block was dropped since. */
-    rru_block *prev = NULL;
-    int prev_way = 0;
-    uint64_t prev_epoch = 0;
     int result;
     for (;;) {
         if (h->stop_req) {
@@ -415,14 +427,12 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
             result = st->reason;
             break;
         }
-        if (prev && prev_epoch == h->code_epoch)
-            prev->link[prev_way] = (rru_link){.blk = b, .pc = b->pc, .span = (uint64_t)prev->n + b->n};
         uint64_t lim = max - done, tl = time_end - h->clock;
         if (tl < lim)
             lim = tl;
         if (RRU_UNLIKELY(b->n > lim))
             b = cut_block(h, b, (unsigned)lim);
-        uint64_t room = retired_end - h->retired;
+        uint64_t room = max - done;
         if (room > RRU_CHAIN_SPAN)
             room = RRU_CHAIN_SPAN;
         h->chain_end = h->clock + room < clock_end ? h->clock + room : clock_end;
@@ -442,17 +452,8 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
         h->retired += n;
         h->ctx.instret += n;
         done = h->retired - retired0;
-        if (RRU_LIKELY(s == RRU_X_JUMP || s == RRU_X_END)) {
-            if (b == h->cut) {
-                prev = NULL;
-            } else {
-                prev = b;
-                prev_way = s == RRU_X_JUMP ? RRU_WAY_JUMP : RRU_WAY_FALL;
-                prev_epoch = h->code_epoch;
-            }
+        if (RRU_LIKELY(s == RRU_X_JUMP || s == RRU_X_END))
             continue;
-        }
-        prev = NULL;
         if (s == RRU_X_FENCEI) {
             rru_hart_flush_code(h);
             h->code_gen = rru_mem_code_gen(h->mem);

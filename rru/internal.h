@@ -162,11 +162,11 @@ typedef struct rru_tlb {
 /* How a block is left at its end, which picks its link. */
 enum { RRU_WAY_JUMP = 0, RRU_WAY_FALL = 1 };
 
-/* A block's last successor seen on one way out: the run loop fills it
- * (rru_hart_run), the body that leaves the block follows it (rru_leave).
- * blk is NULL and pc odd (no instruction's) until it is filled. A link
- * points only into the same arena as its block, and the arena is dropped
- * as a whole, links and all. */
+/* A block's last successor seen on one way out: the body that leaves the
+ * block follows it (rru_leave), and sets it when it misses (rru_relink).
+ * blk is NULL and pc odd (no instruction's) until it is set. A link
+ * points only into the same arena as its block (a block found by pc among
+ * the decoded ones), and the arena is dropped as a whole, links and all. */
 typedef struct rru_link {
     struct rru_block *blk;
     uint64_t pc;                 /* blk->pc */
@@ -227,7 +227,6 @@ struct rru_hart {
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
     rru_arena_chunk *arena;
     uint64_t nblocks;
-    uint64_t code_epoch;         /* bumped whenever decoded blocks are dropped */
     rru_block *cut;              /* RRU_BLOCK_MAX + 1 instructions: the head of
                                   * a block, cut where a run must stop */
 };
@@ -295,30 +294,48 @@ static inline int rru_exit(rru_hart *h, const rru_insn *d, int status)
     return status;
 }
 
-/* Leaves the current block at its end (D its last instruction, or its
- * sentinel) for PC, by its link L. When L leads to PC and the run loop
- * would run that block next, whole (no stop request, and clock + n within
+/* Whether the run loop would run a block of N instructions next, whole,
+ * after the current one ends: no stop request, and clock + n within
  * h->chain_end, which rru_hart_run sets within its time and instruction
- * bounds), this does the loop's bookkeeping for the block left and goes on
- * into the linked block (a tail call); otherwise the chain returns STATUS
- * to the loop with pc set. Either way every instruction of the block left
- * retired (the sentinel is none). Only blocks of the arena end here, never
- * a cut block (whose sentinel is rru_x_end), so the block left has n
- * instructions. */
-static inline int rru_leave(rru_hart *h, const rru_insn *d, const rru_link *l, uint64_t pc,
+ * bounds. */
+static inline int rru_may_chain(const rru_hart *h, uint64_t n)
+{
+    return h->clock + n <= h->chain_end && !h->stop_req;
+}
+
+/* Does the run loop's bookkeeping for the current block, which ended with
+ * all its n instructions retired, and goes on into block NB at PC. */
+static inline int rru_chain(rru_hart *h, rru_block *nb, uint64_t pc)
+{
+    const rru_block *b = h->cur_blk;
+    h->clock += b->n;
+    h->retired += b->n;
+    h->ctx.instret += b->n;
+    h->ctx.pc = pc;
+    h->cur_blk = nb;
+    return rru_enter(h, nb->insns, 0);
+}
+
+/* The link L missed PC (hart.c): looks PC up among the decoded blocks
+ * (never decodes), sets L to what it finds, and chains if it may;
+ * otherwise leaves the chain with STATUS and pc set. */
+int rru_relink(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc, int status);
+
+/* Leaves the current block at its end (D its last instruction, or its
+ * sentinel) for PC, by its link L: into the linked block when L leads to
+ * PC and the run loop would run that block next, whole (so the chain
+ * stops, and counts, exactly where the loop would); otherwise the chain
+ * returns STATUS to the loop with pc set. Either way every instruction of
+ * the block left retired (the sentinel is none). Only blocks of the arena
+ * end here, never a cut block (whose sentinel is rru_x_end), so the block
+ * left has n instructions. */
+static inline int rru_leave(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc,
                             int status)
 {
-    if (RRU_LIKELY(l->pc == pc) && RRU_LIKELY(h->clock + l->span <= h->chain_end) &&
-        RRU_LIKELY(!h->stop_req)) {
-        const rru_block *b = h->cur_blk;
-        rru_block *nb = l->blk;
-        h->clock += b->n;
-        h->retired += b->n;
-        h->ctx.instret += b->n;
-        h->ctx.pc = pc;
-        h->cur_blk = nb;
-        return rru_enter(h, nb->insns, 0);
-    }
+    if (RRU_UNLIKELY(l->pc != pc))
+        return rru_relink(h, d, l, pc, status);
+    if (RRU_LIKELY(rru_may_chain(h, l->span)))
+        return rru_chain(h, l->blk, pc);
     h->ctx.pc = pc;
     return rru_exit(h, d, status);
 }
