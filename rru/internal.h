@@ -206,8 +206,6 @@ struct rru_hart {
     uint64_t clock;              /* at the start of the current block (+ stalls) */
     rru_block *cur_blk;          /* block being executed, or NULL */
     uint64_t retired;            /* core's retired count at the block start */
-    uint64_t chain_end;          /* rru_leave may go on into a block of n
-                                  * instructions while clock + n <= this */
     const rru_insn *cur_d;       /* instruction in a slow path, or NULL */
     const rru_insn *exit_d;      /* the instruction the block's chain returned from */
 
@@ -224,6 +222,10 @@ struct rru_hart {
 
     uint64_t tlb_gen, code_gen;
     rru_tlb tlb[RRU_TLB_N];
+    /* After the TLB, so that the fields before it keep their size: each
+     * entry's tags and host pointer then share one cache line. */
+    uint64_t chain_end;          /* rru_leave may go on into a block of n
+                                  * instructions while clock + n <= this */
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
     rru_arena_chunk *arena;
     uint64_t nblocks;
