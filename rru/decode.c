@@ -44,6 +44,9 @@ static const rru_fmt op_fmt[RRU_OP_COUNT] = {
     [RRU_OP_illegal] = RRU_FMT_N,
 };
 
+/* Forwarding variants by op: [0] rs1, [1] rs2, [2] both (rru_fwd_row). */
+static rru_exec_fn fwd_fns[RRU_OP_COUNT][3];
+
 /* Mnemonics with '.' for '_', built once. */
 static char dotted[RRU_OP_COUNT][16];
 
@@ -67,6 +70,18 @@ static void build_tables(void)
         for (; n[i] && i + 1 < sizeof dotted[op]; i++)
             dotted[op][i] = n[i] == '_' ? '.' : n[i];
         dotted[op][i] = '\0';
+    }
+    const struct { const rru_fwd_row *rows; unsigned n; } fwd[] = {
+        {rru_fwd_rvi, rru_fwd_rvi_n},
+        {rru_fwd_rvm, rru_fwd_rvm_n},
+    };
+    for (unsigned t = 0; t < sizeof fwd / sizeof fwd[0]; t++) {
+        for (unsigned i = 0; i < fwd[t].n; i++) {
+            const rru_fwd_row *f = &fwd[t].rows[i];
+            fwd_fns[f->op][0] = f->rs1;
+            fwd_fns[f->op][1] = f->rs2;
+            fwd_fns[f->op][2] = f->both;
+        }
     }
     for (unsigned r = 0; r < rru_insn_nrows; r++) {
         const rru_insn_row *row = &rru_insn_rows[r];
@@ -301,6 +316,28 @@ int rru_decode(uint32_t bits, uint64_t pc, rru_insn *d)
     d->len = 2;
     d->raw = bits & 0xffff;
     return decode16(bits & 0xffff, d);
+}
+
+void rru_forward(rru_insn *d, const rru_insn *prev)
+{
+    pthread_once(&tables_once, build_tables);
+    /* Any variant whose operands are PREV's rd is right: fv holds x[rd]
+     * (rru_exec_fn). x0 is not worth it (rd 0 is an S or B format's
+     * immediate bits, or was redirected to 32, which no rs names). */
+    const unsigned r = prev->rd;
+    if (r == 0)
+        return;
+    const int r1 = d->rs1 == r, r2 = d->rs2 == r;
+    rru_exec_fn const *f = fwd_fns[d->op];
+    rru_exec_fn fn = NULL;
+    if (r1 && r2)
+        fn = f[2];
+    if (!fn && r1)
+        fn = f[0];
+    if (!fn && r2)
+        fn = f[1];
+    if (fn)
+        d->fn = fn;
 }
 
 /* ---- disassembler ---- */

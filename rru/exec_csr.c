@@ -4,7 +4,7 @@
  * to a counter is. */
 #include "rru/internal.h"
 
-#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
+#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t fv)
 
 static int csr_known(unsigned csr)
 {

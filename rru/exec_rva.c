@@ -3,7 +3,7 @@
  * (SIGBUS); the SC verdict goes through the environment's sc callback. */
 #include "rru/internal.h"
 
-#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
+#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t fv)
 
 static int lr(rru_hart *h, const rru_insn *d, unsigned size)
 {

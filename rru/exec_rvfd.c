@@ -9,7 +9,7 @@
 #include "rru/internal.h"
 #include "rru/softfp.h"
 
-#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
+#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t fv)
 #define F(r) (h->ctx.f[(r)])
 #define BOX32(v) (0xffffffff00000000ull | (uint32_t)(v))
 

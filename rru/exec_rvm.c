@@ -2,9 +2,11 @@
  * zero and overflow give the results the ISA defines, never a host trap. */
 #include "rru/internal.h"
 
-#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d)
-#define ALU(name, expr) BODY(name) { X(RD) = (expr); return rru_next(h, d); }
+#define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t fv)
+/* A forwarding variant (rru_fwd_row; see exec_rvi.c). */
+#define VBODY(name) static int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t fv)
 #define W(expr) ((uint64_t)(int64_t)(int32_t)(uint32_t)(expr))
+#define S(x) ((int64_t)(x))
 
 typedef __int128 i128;
 typedef unsigned __int128 u128;
@@ -45,16 +47,39 @@ static uint64_t rem_sw(int32_t a, int32_t b)
     return (uint64_t)(int64_t)(a % b);
 }
 
-ALU(mul, X(RS1) * X(RS2))
-ALU(mulh, (uint64_t)(((i128)XS(RS1) * (i128)XS(RS2)) >> 64))
-ALU(mulhsu, (uint64_t)(((i128)XS(RS1) * (i128)(u128)X(RS2)) >> 64))
-ALU(mulhu, (uint64_t)(((u128)X(RS1) * (u128)X(RS2)) >> 64))
-ALU(div, div_s(XS(RS1), XS(RS2)))
-ALU(divu, div_u(X(RS1), X(RS2)))
-ALU(rem, rem_s(XS(RS1), XS(RS2)))
-ALU(remu, rem_u(X(RS1), X(RS2)))
-ALU(mulw, W((uint32_t)X(RS1) * (uint32_t)X(RS2)))
-ALU(divw, div_sw((int32_t)X(RS1), (int32_t)X(RS2)))
-ALU(divuw, W((uint32_t)X(RS2) ? (uint32_t)X(RS1) / (uint32_t)X(RS2) : ~0u))
-ALU(remw, rem_sw((int32_t)X(RS1), (int32_t)X(RS2)))
-ALU(remuw, W((uint32_t)X(RS2) ? (uint32_t)X(RS1) % (uint32_t)X(RS2) : (uint32_t)X(RS1)))
+/* An integer result R: written to rd and passed on to the next body. */
+static inline int result(rru_hart *h, const rru_insn *d, uint64_t r)
+{
+    X(RD) = r;
+    return rru_next_v(h, d, r);
+}
+
+/* The operation on a, b (the values of rs1, rs2), its plain body and its
+ * forwarding variants: _v1 takes rs1 from fv, _v2 rs2, _v12 both. */
+#define RR_BODIES(name, expr)                                                   \
+    static inline uint64_t op_##name(uint64_t a, uint64_t b) { return (expr); } \
+    BODY(name) { return result(h, d, op_##name(X(RS1), X(RS2))); }             \
+    VBODY(name##_v1) { return result(h, d, op_##name(fv, X(RS2))); }           \
+    VBODY(name##_v2) { return result(h, d, op_##name(X(RS1), fv)); }           \
+    VBODY(name##_v12) { return result(h, d, op_##name(fv, fv)); }
+#define RR_ROW(name, expr) {RRU_OP_##name, rru_x_##name##_v1, rru_x_##name##_v2, rru_x_##name##_v12},
+
+#define RVM_RR(M)                                                               \
+    M(mul, a * b)                                                               \
+    M(mulh, (uint64_t)(((i128)S(a) * (i128)S(b)) >> 64))                        \
+    M(mulhsu, (uint64_t)(((i128)S(a) * (i128)(u128)b) >> 64))                   \
+    M(mulhu, (uint64_t)(((u128)a * (u128)b) >> 64))                             \
+    M(div, div_s(S(a), S(b)))                                                   \
+    M(divu, div_u(a, b))                                                        \
+    M(rem, rem_s(S(a), S(b)))                                                   \
+    M(remu, rem_u(a, b))                                                        \
+    M(mulw, W((uint32_t)a * (uint32_t)b))                                       \
+    M(divw, div_sw((int32_t)a, (int32_t)b))                                     \
+    M(divuw, W((uint32_t)b ? (uint32_t)a / (uint32_t)b : ~0u))                  \
+    M(remw, rem_sw((int32_t)a, (int32_t)b))                                     \
+    M(remuw, W((uint32_t)b ? (uint32_t)a % (uint32_t)b : (uint32_t)a))
+
+RVM_RR(RR_BODIES)
+
+const rru_fwd_row rru_fwd_rvm[] = {RVM_RR(RR_ROW)};
+const unsigned rru_fwd_rvm_n = sizeof rru_fwd_rvm / sizeof rru_fwd_rvm[0];

@@ -142,6 +142,8 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
             }
         }
         int len = rru_decode(bits, a, &tmp[n]);
+        if (n > 0)
+            rru_forward(&tmp[n], &tmp[n - 1]);
         a += (uint64_t)len;
         if (ends_block(tmp[n++].op))
             break;
@@ -155,10 +157,12 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
     }
     b->pc = pc;
     b->n = n;
+    for (unsigned w = 0; w < 2; w++)
+        b->link[w] = (rru_link){.blk = NULL, .pc = 1, .span = 0};
     memcpy(b->insns, tmp, n * sizeof(rru_insn));
     rru_insn *end = &b->insns[n];
     memset(end, 0, sizeof *end);
-    end->fn = rru_x_end;
+    end->fn = rru_x_fall;
     end->pc = a;
     end->op = RRU_OP_illegal;
     rru_block **bucket = &h->buckets[(pc >> 1) & (RRU_BUCKETS - 1)];
@@ -169,12 +173,14 @@ static rru_block *decode_block(rru_hart *h, uint64_t pc)
 }
 
 /* The first LIM (< b->n) instructions of B and a sentinel after them, in
- * the hart's cut buffer: a run that must stop inside a block runs this. */
+ * the hart's cut buffer: a run that must stop inside a block runs this.
+ * Its sentinel ends the chain (rru_x_end), and it is never linked. */
 static rru_block *cut_block(rru_hart *h, const rru_block *b, unsigned lim)
 {
     rru_block *c = h->cut;
     c->pc = b->pc;
     c->n = lim;
+    c->link[0] = c->link[1] = (rru_link){.blk = NULL, .pc = 1, .span = 0};
     memcpy(c->insns, b->insns, lim * sizeof(rru_insn));
     rru_insn *end = &c->insns[lim];
     memset(end, 0, sizeof *end);
@@ -184,12 +190,33 @@ static rru_block *cut_block(rru_hart *h, const rru_block *b, unsigned lim)
     return c;
 }
 
-static inline rru_block *lookup_block(rru_hart *h, uint64_t pc)
+/* The decoded block at PC, or NULL. */
+static inline rru_block *find_block(const rru_hart *h, uint64_t pc)
 {
     rru_block *b = h->buckets[(pc >> 1) & (RRU_BUCKETS - 1)];
     while (b && b->pc != pc)
         b = b->hnext;
+    return b;
+}
+
+static inline rru_block *lookup_block(rru_hart *h, uint64_t pc)
+{
+    rru_block *b = find_block(h, pc);
     return b ? b : decode_block(h, pc);
+}
+
+int rru_relink(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc, int status)
+{
+    /* Inside a chain nothing may be decoded: decoding may drop the arena,
+     * the current block with it. */
+    rru_block *nb = find_block(h, pc);
+    if (nb) {
+        *l = (rru_link){.blk = nb, .pc = pc, .span = (uint64_t)h->cur_blk->n + nb->n};
+        if (rru_may_chain(h, l->span))
+            return rru_chain(h, nb, pc);
+    }
+    h->ctx.pc = pc;
+    return rru_exit(h, d, status);
 }
 
 /* ---- harts ---- */
@@ -342,13 +369,33 @@ static void fill_trap_stop(rru_hart *h, rru_stop *st, uint64_t pc)
     }
 }
 
+/* How many instructions one chain of blocks may run before it returns to
+ * the loop. With sibling calls (gcc -O2) a chain runs in one frame and the
+ * bound only costs a return now and then; without them (-O0, -O1: the
+ * sanitizer builds) each body nests a frame, and this bounds the depth. */
+#ifndef RRU_CHAIN_SPAN
+#define RRU_CHAIN_SPAN 4096u
+#endif
+
 int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_time, rru_stop *st)
 {
+    const uint64_t retired0 = h->retired;
     uint64_t done = 0;
     st->reason = RRU_STOP_NONE;
     st->signal = 0;
     st->cause = 0;
     st->tval = 0;
+    /* A chain may go on into a block of n instructions at clock c only if
+     * this loop would run it next, whole (rru_may_chain): no stop request,
+     * c + n <= time_end (no time stop, no cut), c < event_time (after the
+     * first block: no event stop; c + n <= event_time is stricter) and
+     * done + n <= max (no limit stop, no cut). One bound on the clock
+     * serves: chain_end = min(time_end, event_time, c0 + max - done0),
+     * with c0 and done0 the clock and count when the loop dispatches; the
+     * clock advances at least as much as the count (by each block's n, and
+     * by stalls), so c + n <= chain_end implies done + n <= max. Declining
+     * is always correct: the loop then runs the block itself. */
+    const uint64_t clock_end = time_end < event_time ? time_end : event_time;
     int result;
     for (;;) {
         if (h->stop_req) {
@@ -385,9 +432,17 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
             lim = tl;
         if (RRU_UNLIKELY(b->n > lim))
             b = cut_block(h, b, (unsigned)lim);
-        /* The whole block (or its head) as one chain of bodies. */
+        uint64_t room = max - done;
+        if (room > RRU_CHAIN_SPAN)
+            room = RRU_CHAIN_SPAN;
+        h->chain_end = h->clock + room < clock_end ? h->clock + room : clock_end;
+        /* The whole block (or its head) as one chain of bodies, which may
+         * go on into linked blocks (rru_leave: each retired whole, and
+         * counted in clock, retired and instret); it returns from the
+         * block h->cur_blk, at h->exit_d. */
         h->cur_blk = b;
-        const int s = b->insns[0].fn(h, b->insns);
+        const int s = b->insns[0].fn(h, b->insns, 0);
+        b = h->cur_blk;
         const rru_insn *d = h->exit_d;
         uint64_t n = (uint64_t)(d - b->insns);
         if (s == RRU_X_JUMP || s == RRU_X_ECALL || s == RRU_X_FENCEI)
@@ -396,7 +451,7 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
         h->clock += n;
         h->retired += n;
         h->ctx.instret += n;
-        done += n;
+        done = h->retired - retired0;
         if (RRU_LIKELY(s == RRU_X_JUMP || s == RRU_X_END))
             continue;
         if (s == RRU_X_FENCEI) {

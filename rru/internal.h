@@ -57,7 +57,28 @@ extern const unsigned rru_insn_nrows;
 /* ---- decoded instructions ---- */
 
 typedef struct rru_insn rru_insn;
-typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d);
+/* The body of an instruction D. V is x[rd] of the instruction before D in
+ * its block, as that one left it (any value for a block's first): every
+ * body that goes on to the next instruction passes it on (rru_next reads
+ * it back from the context, rru_next_v takes the result the body just
+ * wrote there). That holds whatever the previous op was (rd is then only a
+ * field: x[rd] as it stands), so that forwarding below never depends on
+ * which ops write integer registers. */
+typedef int (*rru_exec_fn)(rru_hart *h, const rru_insn *d, uint64_t v);
+
+/* Forwarding: variants of a body that take rs1, rs2 or both from V rather
+ * than from h->ctx.x. The decoder gives an instruction such a variant when
+ * the previous instruction of the block has that register as its rd
+ * (rru_forward), so a chain of dependent instructions passes values in a
+ * host register instead of waiting for each store to the context to reach
+ * the next load. A body file lists its variants in a table of these. */
+typedef struct rru_fwd_row {
+    uint16_t op;
+    rru_exec_fn rs1, rs2, both;  /* NULL where the op has none */
+} rru_fwd_row;
+
+extern const rru_fwd_row rru_fwd_rvi[], rru_fwd_rvm[];
+extern const unsigned rru_fwd_rvi_n, rru_fwd_rvm_n;
 
 /* Statuses of instruction bodies. A body that completes normally does not
  * return a status: it continues with the next instruction of its block
@@ -84,17 +105,22 @@ struct rru_insn {
     uint8_t rm;         /* funct3 */
 };
 
-#define INSN(name, match, mask, fmt, ext) int rru_x_##name(rru_hart *h, const rru_insn *d);
+#define INSN(name, match, mask, fmt, ext) \
+    int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t v);
 #define CINSN(name, match, mask, ext)
 #include "rru/insns.def"
 #undef INSN
 #undef CINSN
-int rru_x_illegal(rru_hart *h, const rru_insn *d);
-int rru_x_end(rru_hart *h, const rru_insn *d);
+int rru_x_illegal(rru_hart *h, const rru_insn *d, uint64_t v);
+int rru_x_end(rru_hart *h, const rru_insn *d, uint64_t v);
+int rru_x_fall(rru_hart *h, const rru_insn *d, uint64_t v);
 
 /* Decodes BITS at PC into *d. Returns the length (2 or 4); an invalid
  * encoding gives op = RRU_OP_illegal (its body traps when executed). */
 int rru_decode(uint32_t bits, uint64_t pc, rru_insn *d);
+/* D follows PREV in a block: gives D the forwarding variant of its body
+ * for the operands that are PREV's rd, if its op has one. */
+void rru_forward(rru_insn *d, const rru_insn *prev);
 /* The mnemonic of an op ("fadd.s"). */
 const char *rru_op_name(unsigned op);
 
@@ -138,9 +164,24 @@ typedef struct rru_tlb {
     rru_page *page;
 } rru_tlb;
 
+/* How a block is left at its end, which picks its link. */
+enum { RRU_WAY_JUMP = 0, RRU_WAY_FALL = 1 };
+
+/* A block's last successor seen on one way out: the body that leaves the
+ * block follows it (rru_leave), and sets it when it misses (rru_relink).
+ * blk is NULL and pc odd (no instruction's) until it is set. A link
+ * points only into the same arena as its block (a block found by pc among
+ * the decoded ones), and the arena is dropped as a whole, links and all. */
+typedef struct rru_link {
+    struct rru_block *blk;
+    uint64_t pc;                 /* blk->pc */
+    uint64_t span;               /* the block's n + blk->n */
+} rru_link;
+
 typedef struct rru_block {
     uint64_t pc;
     struct rru_block *hnext;
+    rru_link link[2];            /* by RRU_WAY_ */
     uint32_t n;                  /* instructions; insns[n] is the sentinel */
     uint32_t pad_;
     rru_insn insns[];
@@ -164,9 +205,12 @@ struct rru_hart {
     uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
     uint64_t fkey;               /* epoch | 3 */
 
+    /* clock and retired are not adjacent, so that gcc does not merge
+     * their increments in rru_leave into one vector store (slower, and a
+     * later 8-byte load of either would wait for it). */
     uint64_t clock;              /* at the start of the current block (+ stalls) */
+    rru_block *cur_blk;          /* block being executed, or NULL */
     uint64_t retired;            /* core's retired count at the block start */
-    const rru_block *cur_blk;    /* block being executed, or NULL */
     const rru_insn *cur_d;       /* instruction in a slow path, or NULL */
     const rru_insn *exit_d;      /* the instruction the block's chain returned from */
 
@@ -183,6 +227,10 @@ struct rru_hart {
 
     uint64_t tlb_gen, code_gen;
     rru_tlb tlb[RRU_TLB_N];
+    /* After the TLB, so that the fields before it keep their size: each
+     * entry's tags and host pointer then share one cache line. */
+    uint64_t chain_end;          /* rru_leave may go on into a block of n
+                                  * instructions while clock + n <= this */
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
     rru_arena_chunk *arena;
     uint64_t nblocks;
@@ -227,10 +275,23 @@ static inline uint64_t rru_now(const rru_hart *h, const rru_insn *d)
 /* The end of every body that completes normally: the next instruction
  * (the block's sentinel after its last). A tail call where the compiler
  * can (no local of the caller's may have escaped); a nested call otherwise,
- * at most one frame per instruction of a block. */
+ * at most one frame per instruction of a chain (RRU_CHAIN_SPAN, hart.c,
+ * bounds a chain's length). rru_enter starts the body of D. */
+static inline int rru_enter(rru_hart *h, const rru_insn *d, uint64_t v)
+{
+    /* The empty asm keeps d in a register of its own, so that gcc ends a
+     * body with "add $size, %rsi; jmp *(%rsi)" rather than four moves. */
+    __asm__("" : "+r"(d));
+    return d->fn(h, d, v);
+}
 static inline int rru_next(rru_hart *h, const rru_insn *d)
 {
-    return d[1].fn(h, d + 1);
+    return rru_enter(h, d + 1, h->ctx.x[d->rd]);
+}
+/* rru_next for a body that just wrote V to x[rd]. */
+static inline int rru_next_v(rru_hart *h, const rru_insn *d, uint64_t v)
+{
+    return rru_enter(h, d + 1, v);
 }
 
 /* Leaves the block's chain at instruction D with STATUS. */
@@ -238,6 +299,58 @@ static inline int rru_exit(rru_hart *h, const rru_insn *d, int status)
 {
     h->exit_d = d;
     return status;
+}
+
+/* Whether the run loop would run a block of N instructions next, whole,
+ * after the current one ends: no stop request, and clock + n within
+ * h->chain_end, which rru_hart_run sets within its time and instruction
+ * bounds. */
+static inline int rru_may_chain(const rru_hart *h, uint64_t n)
+{
+    return h->clock + n <= h->chain_end && !h->stop_req;
+}
+
+/* Does the run loop's bookkeeping for the current block, which ended with
+ * all its n instructions retired, and goes on into block NB at PC. */
+static inline int rru_chain(rru_hart *h, rru_block *nb, uint64_t pc)
+{
+    const rru_block *b = h->cur_blk;
+    h->clock += b->n;
+    h->retired += b->n;
+    h->ctx.instret += b->n;
+    h->ctx.pc = pc;
+    h->cur_blk = nb;
+    return rru_enter(h, nb->insns, 0);
+}
+
+/* The link L missed PC (hart.c): looks PC up among the decoded blocks
+ * (never decodes), sets L to what it finds, and chains if it may;
+ * otherwise leaves the chain with STATUS and pc set. */
+int rru_relink(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc, int status);
+
+/* Leaves the current block at its end (D its last instruction, or its
+ * sentinel) for PC, by its link L: into the linked block when L leads to
+ * PC and the run loop would run that block next, whole (so the chain
+ * stops, and counts, exactly where the loop would); otherwise the chain
+ * returns STATUS to the loop with pc set. Either way every instruction of
+ * the block left retired (the sentinel is none). Only blocks of the arena
+ * end here, never a cut block (whose sentinel is rru_x_end), so the block
+ * left has n instructions. */
+static inline int rru_leave(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc,
+                            int status)
+{
+    if (RRU_UNLIKELY(l->pc != pc))
+        return rru_relink(h, d, l, pc, status);
+    if (RRU_LIKELY(rru_may_chain(h, l->span)))
+        return rru_chain(h, l->blk, pc);
+    h->ctx.pc = pc;
+    return rru_exit(h, d, status);
+}
+
+/* Leaves the block by a jump to PC (a taken branch, jal, jalr). */
+static inline int rru_jump(rru_hart *h, const rru_insn *d, uint64_t pc)
+{
+    return rru_leave(h, d, &h->cur_blk->link[RRU_WAY_JUMP], pc, RRU_X_JUMP);
 }
 
 /* Instruction D traps (does not retire). */

@@ -677,6 +677,151 @@ START_TEST(rru_hart_executes_exactly_n_instructions)
 }
 END_TEST
 
+/* ---- forwarding ---- */
+
+/* Random straight-line code in which each instruction often reads the rd
+ * of the one before it: the decoder then gives it a forwarding variant of
+ * its body (rru_forward). A hart that runs it whole must end in the state
+ * of one that runs it one instruction at a time (each instruction is then
+ * the first of its block, which is never forwarded). */
+enum { FW_BASE = S1 };
+static const unsigned fw_regs[] = {T0, T1, T2, S0, A0, A1, A2, A3, A4, A5};
+
+static unsigned fw_reg(uint64_t *rng, unsigned prev_rd, unsigned bias)
+{
+    if (prev_rd && tu_below(rng, bias) == 0)
+        return prev_rd;
+    if (tu_below(rng, 16) == 0)
+        return ZERO;
+    return fw_regs[tu_below(rng, sizeof fw_regs / sizeof fw_regs[0])];
+}
+
+/* Appends one instruction (or a short group) to code; returns the rd the
+ * next instruction may read (0: none worth reading). */
+static unsigned fw_emit(uint64_t *rng, uint32_t *code, size_t *n, unsigned prev)
+{
+    static const uint8_t rr[][3] = {   /* opcode, funct3, funct7 */
+        {0x33, 0, 0}, {0x33, 0, 0x20}, {0x33, 1, 0}, {0x33, 2, 0}, {0x33, 3, 0}, {0x33, 4, 0},
+        {0x33, 5, 0}, {0x33, 5, 0x20}, {0x33, 6, 0}, {0x33, 7, 0}, {0x3b, 0, 0}, {0x3b, 0, 0x20},
+        {0x3b, 1, 0}, {0x3b, 5, 0}, {0x3b, 5, 0x20}, {0x33, 0, 1}, {0x33, 1, 1}, {0x33, 2, 1},
+        {0x33, 3, 1}, {0x33, 4, 1}, {0x33, 5, 1}, {0x33, 6, 1}, {0x33, 7, 1}, {0x3b, 0, 1},
+        {0x3b, 4, 1}, {0x3b, 5, 1}, {0x3b, 6, 1}, {0x3b, 7, 1},
+    };
+    unsigned rd = fw_reg(rng, 0, 1), rs1 = fw_reg(rng, prev, 2), rs2 = fw_reg(rng, prev, 3);
+    int32_t imm = (int32_t)tu_below(rng, 4096) - 2048;
+    switch (tu_below(rng, 10)) {
+    case 0: case 1: case 2: {
+        const uint8_t *o = rr[tu_below(rng, sizeof rr / sizeof rr[0])];
+        code[(*n)++] = enc_r(o[0], o[1], o[2], rd, rs1, rs2);
+        return rd;
+    }
+    case 3: case 4: {   /* register-immediate, shifts included */
+        static const uint8_t f3[] = {0, 2, 3, 4, 6, 7, 1, 5};
+        unsigned f = f3[tu_below(rng, 8)], w = tu_below(rng, 3) == 0;
+        if (f == 1 || f == 5)   /* shifts; 0x400 makes srli srai */
+            imm = (int32_t)tu_below(rng, w ? 32 : 64) | (f == 5 && tu_below(rng, 2) ? 0x400 : 0);
+        else if (w)
+            f = 0;   /* addiw: the only other W immediate op */
+        code[(*n)++] = enc_i(w ? 0x1b : 0x13, f, rd, rs1, imm);
+        return rd;
+    }
+    case 5:   /* lui, auipc */
+        code[(*n)++] = enc_u(tu_below(rng, 2) ? 0x37 : 0x17, rd, tu_below(rng, 1u << 20));
+        return rd;
+    case 6: {   /* a load through a base the previous instruction made */
+        static const uint8_t f3[] = {0, 1, 2, 3, 4, 5, 6};
+        unsigned t = fw_reg(rng, 0, 1);
+        if (t == ZERO)
+            t = T0;
+        code[(*n)++] = I_ADDI(t, FW_BASE, (int32_t)tu_below(rng, 512) - 256);
+        code[(*n)++] = enc_i(0x03, f3[tu_below(rng, 7)], rd, t, (int32_t)tu_below(rng, 64) - 32);
+        return rd;
+    }
+    case 7: {   /* a store: base or value from the previous instruction */
+        unsigned t = fw_reg(rng, 0, 1);
+        if (t == ZERO)
+            t = T0;
+        unsigned base = FW_BASE;
+        if (tu_below(rng, 2)) {
+            code[(*n)++] = I_ADDI(t, FW_BASE, (int32_t)tu_below(rng, 512) - 256);
+            base = t;
+        }
+        code[(*n)++] = enc_s(0x23, tu_below(rng, 4), base, rs2, (int32_t)tu_below(rng, 64) - 32);
+        /* rd of an S format is immediate bits: the next may read that
+         * register, and gets x[those bits] as they stand. */
+        return (code[*n - 1] >> 7) & 31;
+    }
+    case 8: {   /* a branch on the previous result, over one instruction */
+        static const uint8_t f3[] = {0, 1, 4, 5, 6, 7};
+        code[(*n)++] = enc_b(f3[tu_below(rng, 6)], rs1, rs2, 8);
+        code[(*n)++] = I_ADDI(rd, rs1, 1);
+        return rd;
+    }
+    default:   /* fmv.d.x: an FP rd, whose number the next may read as an x */
+        code[(*n)++] = 0xf2000053u | rd << 7 | rs1 << 15;
+        return rd;
+    }
+}
+
+START_TEST(rru_hart_forwarding_matches_one_at_a_time)
+{
+    uint64_t seed = tu_seed(61 + (uint64_t)_i), rng = seed;
+    uint32_t code[2100];
+    size_t n = 0;
+    unsigned prev = 0;
+    while (n < 2000)
+        prev = fw_emit(&rng, code, &n, prev);
+    code[n++] = I_ECALL;
+    th whole = th_new(code, n), step = th_new(code, n);
+    for (unsigned i = 1; i < 32; i++)
+        ctx(&whole)->x[i] = tu_rand(&rng) >> tu_below(&rng, 64);
+    ctx(&whole)->x[FW_BASE] = TEST_DATA + TEST_DATA_LEN / 2;
+    rru_hart_load(step.h, ctx(&whole));
+    rru_stop st;
+    ck_assert_int_eq(rru_hart_execute(whole.h, UINT64_MAX, &st), RRU_STOP_ECALL);
+    const uint64_t total = st.insns;
+    uint64_t sum = 0;
+    for (;;) {
+        rru_stop_reason r = rru_hart_execute(step.h, 1, &st);
+        sum += st.insns;
+        if (r == RRU_STOP_ECALL)
+            break;
+        ck_assert_int_eq(r, RRU_STOP_LIMIT);
+    }
+    ck_assert_uint_eq(sum, total);
+    for (unsigned i = 0; i < 32; i++) {
+        ck_assert_msg(ctx(&whole)->x[i] == ctx(&step)->x[i], "seed %llu: x%u 0x%llx, want 0x%llx",
+                      (unsigned long long)seed, i, (unsigned long long)ctx(&whole)->x[i],
+                      (unsigned long long)ctx(&step)->x[i]);
+        ck_assert_uint_eq(ctx(&whole)->f[i], ctx(&step)->f[i]);
+    }
+    ck_assert_uint_eq(ctx(&whole)->pc, ctx(&step)->pc);
+    static uint8_t a[TEST_DATA_LEN], b[TEST_DATA_LEN];
+    rru_mem_read(whole.m, TEST_DATA, a, sizeof a);
+    rru_mem_read(step.m, TEST_DATA, b, sizeof b);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    th_free(&whole);
+    th_free(&step);
+}
+END_TEST
+
+START_TEST(rru_decoder_forwards_the_previous_rd)
+{
+    /* add a0, a1, a2; xor a3, a0, a4: the xor takes rs1 from the add. */
+    rru_insn p, d, plain;
+    rru_decode(I_ADD(A0, A1, A2), TEST_CODE, &p);
+    rru_decode(enc_r(0x33, 4, 0, A3, A0, A4), TEST_CODE + 4, &d);
+    plain = d;
+    rru_forward(&d, &p);
+    ck_assert(d.fn != plain.fn);
+    /* xor a3, a4, a5 reads nothing of the add: the plain body. */
+    rru_decode(enc_r(0x33, 4, 0, A3, A4, A5), TEST_CODE + 4, &d);
+    plain = d;
+    rru_forward(&d, &p);
+    ck_assert(d.fn == plain.fn);
+}
+END_TEST
+
 typedef struct worker {
     rru_mem *m;
     unsigned id;
@@ -862,5 +1007,7 @@ TU_SUITE(rru_isa)
     tcase_add_test(tc, rru_hart_sees_new_code_after_fence_i_and_host_writes);
     tcase_add_test(tc, rru_hart_unmap_is_seen_by_the_next_execute);
     tcase_add_test(tc, rru_harts_run_concurrently_on_shared_memory);
+    tcase_add_loop_test(tc, rru_hart_forwarding_matches_one_at_a_time, 0, 8);
+    tcase_add_test(tc, rru_decoder_forwards_the_previous_rd);
     return s;
 }
