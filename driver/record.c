@@ -267,9 +267,20 @@ static void hook_access(void *ctx, unsigned core, uint64_t line, int write, uint
 {
     rec *r = ctx;
     int insn = r->p->sys_core != (int)core;
+    uint64_t target = rru_machine_retired(r->m, core) + (insn ? 1 : 0);
+    /* Most reports neither tick nor end a chunk: then the unit only counts
+     * and inserts, and `after` has nothing to do (no chunk or cluster
+     * ended; the event stays armed at next_tick). */
+    uint64_t from = r->reported[core];
+    if (!r->bus_open && time < r->next_tick + r->period &&
+        rru_access_counted(r->u[core], line, write, target > from ? target - from : 0)) {
+        r->vt = max64(r->vt, time);
+        r->reported[core] = max64(from, target);
+        return;
+    }
     r->mid_core = insn ? (int)core : -1;
     uint64_t now = advance(r, time);
-    retire_to(r, core, rru_machine_retired(r->m, core) + (insn ? 1 : 0));
+    retire_to(r, core, target);
     rru_access(r->u[core], now, line, write, 0);
     after(r, core);
     r->mid_core = -1;

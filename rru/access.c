@@ -26,8 +26,37 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
      * the fast path trusts the same entry (its tag holds the page only if
      * the permission does), so the walk could find nothing else. */
     const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    const int tlb_ok = (write ? e->wtag : e->rtag) == (a & ~(RRU_PAGE_SIZE - 1));
+    if (tlb_ok && ((a ^ last) & ~(RRU_LINE_SIZE - 1)) == 0) {
+        /* One line of a page the entry allows: what the direct path does,
+         * plus coherence and the hooks (most often a line held since an
+         * earlier filter epoch, reported again). The page's descriptor is
+         * not touched (rru_coh_access reads it only for a directory
+         * lookup): a write needs no code check, since a page holding code
+         * never has a write tag (fetch_page clears this hart's, and the
+         * other harts' TLBs are flushed by the tlb generation before they
+         * run), and the entry needs no refill. */
+        if (h->coh) {
+            uint64_t t;
+            rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
+            rru_coh_trace(h, d, a, size, write, t);
+        }
+        uint8_t *host = e->host + (a & (RRU_PAGE_SIZE - 1));
+        if (kind == RRU_ACC_AMO) {
+            *amo_ptr = host;
+            return 0;
+        }
+        switch (size) {
+        case 1: if (write) memcpy(host, buf, 1); else memcpy(buf, host, 1); break;
+        case 2: if (write) memcpy(host, buf, 2); else memcpy(buf, host, 2); break;
+        case 4: if (write) memcpy(host, buf, 4); else memcpy(buf, host, 4); break;
+        case 8: if (write) memcpy(host, buf, 8); else memcpy(buf, host, 8); break;
+        default: if (write) memcpy(host, buf, size); else memcpy(buf, host, size); break;
+        }
+        return 0;
+    }
     rru_page *p1;
-    if ((write ? e->wtag : e->rtag) == (a & ~(RRU_PAGE_SIZE - 1))) {
+    if (tlb_ok) {
         p1 = e->page;
     } else {
         p1 = rru_mem_page(h->mem, a);

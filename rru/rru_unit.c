@@ -406,6 +406,21 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
         u->last_bus = now + 1;
 }
 
+/* The common case of rru_retire(u, now, n) then rru_access(u, now, line,
+ * write, 0), done only when neither call can end a chunk (so `now`, which
+ * they use only to end and start chunks, is not needed): recording off, or
+ * a current chunk with room for the N instructions. */
+int rru_access_counted(rru_unit *u, uint64_t line, int write, uint64_t n)
+{
+    if (!u->enabled)
+        return 1;
+    if (u->cur_count == 0 || n > u->cfg.chunk_max - u->cur_count)
+        return 0;
+    u->cur_count += n;
+    rru_access(u, 0, line, write, 0);
+    return 1;
+}
+
 uint64_t rru_line_hash(uint64_t line) { return sig_hash(line); }
 
 /* 0 if no live cluster can conflict with an access to the line of hash H
@@ -417,6 +432,12 @@ static int may_conflict(rru_unit *u, uint64_t h, int write)
      * summarized. */
     if (u->cfg.sig_bits)
         return 1;
+    uint32_t b = (uint32_t)(h >> SUM_SHIFT);
+    const uint64_t *sum = write ? u->sum_any : u->sum_wr;
+    /* Stale unions are a superset of the live clusters' ones: a clear bit
+     * is still an answer, and only a set one needs the rebuild. */
+    if (!((sum[b >> 6] >> (b & 63)) & 1))
+        return 0;
     if (u->sum_stale) {
         memset(u->sum_any, 0, sizeof u->sum_any);
         memset(u->sum_wr, 0, sizeof u->sum_wr);
@@ -430,9 +451,9 @@ static int may_conflict(rru_unit *u, uint64_t h, int write)
             }
         }
         u->sum_stale = 0;
+        return (int)((sum[b >> 6] >> (b & 63)) & 1);
     }
-    uint32_t b = (uint32_t)(h >> SUM_SHIFT);
-    return (int)(((write ? u->sum_any : u->sum_wr)[b >> 6] >> (b & 63)) & 1);
+    return 1;
 }
 
 int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write)
