@@ -63,7 +63,6 @@ struct rec {
     uint64_t vt;
     int bus_open;                        /* snoops of a transaction delivered, access not yet */
     uint64_t bus_vt;
-    uint64_t bus_hash;                   /* rru_line_hash of its line */
     int mid_core;                        /* the core inside an instruction (hook), -1 = none */
     int no_check;                        /* the chunk that ends now gets no CHECK */
     uint64_t pre_ecall_pc;               /* nonzero: the chunk ends before the ECALL there */
@@ -286,24 +285,25 @@ static void hook_access(void *ctx, unsigned core, uint64_t line, int write, uint
     r->mid_core = -1;
 }
 
-static void hook_snoop(void *ctx, unsigned core, const rru_bus *b)
+/* A bus transaction: the snoops of every other unit, at one vt. */
+static void hook_bus(void *ctx, const rru_bus *b)
 {
     rec *r = ctx;
-    if (!r->bus_open) {
-        r->mid_core = b->requester;
-        r->bus_vt = advance(r, b->time);
-        r->mid_core = -1;
-        r->bus_open = 1;
-        r->bus_hash = rru_line_hash(b->line);
+    r->mid_core = b->requester;
+    r->bus_vt = advance(r, b->time);
+    r->mid_core = -1;
+    r->bus_open = 1;
+    const uint64_t h = rru_line_hash(b->line);
+    for (unsigned k = 0; k < r->n; k++) {
+        /* Most snoops hit nothing: then the unit's bookkeeping can wait for
+         * its next event (rru_snoop_hits says why nothing is lost). */
+        if (k == b->requester || !rru_snoop_hits(r->u[k], b->requester, b->line, h, b->exclusive))
+            continue;
+        sync_core(r, k);
+        settle(r, k);
+        rru_snoop(r->u[k], r->bus_vt, b->requester, b->line, b->exclusive);
+        after(r, k);
     }
-    /* Most snoops hit nothing: then the unit's bookkeeping can wait for
-     * its next event (rru_snoop_hits says why nothing is lost). */
-    if (!rru_snoop_hits(r->u[core], b->requester, b->line, r->bus_hash, b->exclusive))
-        return;
-    sync_core(r, core);
-    settle(r, core);
-    rru_snoop(r->u[core], r->bus_vt, b->requester, b->line, b->exclusive);
-    after(r, core);
 }
 
 static void hook_event(void *ctx, unsigned core)
@@ -318,7 +318,7 @@ static void hook_event(void *ctx, unsigned core)
         rru_machine_request_stop(r->m, core);
 }
 
-static const rru_core_ops rec_ops = {hook_access, hook_snoop, hook_event};
+static const rru_core_ops rec_ops = {hook_access, NULL, hook_event};
 
 /* The oracle's view of every data access (rru_machine_set_trace). */
 static void trace_access(void *ctx, unsigned core, uint64_t addr, unsigned size, int write,
@@ -357,6 +357,7 @@ rec *rec_new(drv_proc *p)
         rru_machine_attach(r->m, k, &rec_ops, r);
         arm(r, k);
     }
+    rru_machine_set_bus(r->m, hook_bus, r);
     if (p->cfg.access)
         rru_machine_set_trace(r->m, trace_access, r);
     return r;
@@ -366,6 +367,7 @@ void rec_free(rec *r)
 {
     if (!r)
         return;
+    rru_machine_set_bus(r->m, NULL, NULL);
     for (unsigned k = 0; k < r->n; k++) {
         rru_machine_attach(r->m, k, NULL, NULL);
         rru_unit_free(r->u[k]);

@@ -58,6 +58,8 @@ struct rru_machine {
     uint64_t id;        /* unique among machines: rru_page.coh_owner */
     rru_trace_fn trace;
     void *trace_ctx;
+    rru_bus_fn bus;     /* every transaction, once (rru_machine_set_bus) */
+    void *bus_ctx;
     const rru_env_ops *env;
     void *env_ctx;
 };
@@ -392,6 +394,12 @@ void rru_machine_stats(const rru_machine *m, unsigned core, rru_core_stats *out)
     out->stall_cycles = c->stall_cycles;
 }
 
+void rru_machine_set_bus(rru_machine *m, rru_bus_fn fn, void *ctx)
+{
+    m->bus = fn;
+    m->bus_ctx = ctx;
+}
+
 void rru_machine_set_trace(rru_machine *m, rru_trace_fn fn, void *ctx)
 {
     m->trace = fn;
@@ -503,6 +511,8 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
             rc->bus_reads++;
 
         rru_bus b = { r, line, write, t };
+        if (m->bus)
+            m->bus(m->bus_ctx, &b);
         for (unsigned k = 0; k < m->cfg.cores; k++) {
             rru_core *kc = m->cores[k];
             if (k != r && kc->ops && kc->ops->snoop)

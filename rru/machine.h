@@ -158,6 +158,12 @@ typedef struct rru_core_ops {
     void (*event)(void *rru, unsigned core);
 } rru_core_ops;
 
+/* Every bus transaction, once, before the cores' snoop hooks and the
+ * requester's access hook: for an observer of all cores (one recorder),
+ * cheaper than a snoop hook per core. NULL turns it off. */
+typedef void (*rru_bus_fn)(void *ctx, const rru_bus *b);
+void rru_machine_set_bus(rru_machine *m, rru_bus_fn fn, void *ctx);
+
 /* Attaches OPS with context RRU to core C (ops NULL detaches). The filter
  * is flushed. OPS must outlive the attachment. */
 void rru_machine_attach(rru_machine *m, unsigned core, const rru_core_ops *ops, void *rru);
