@@ -56,6 +56,7 @@ struct rec {
     rru_machine *m;
     unsigned n;
     rru_unit *u[RRU_MAX_CORES];
+    const uint64_t *summary[2][RRU_MAX_CORES];   /* rru_snoop_summary for reads, writes */
     uint64_t reported[RRU_MAX_CORES];    /* retired instructions the unit has seen */
     uint64_t ends_seen[RRU_MAX_CORES];   /* rru_cluster_ends at the last flush */
     uint64_t chunks_seen[RRU_MAX_CORES];
@@ -271,8 +272,12 @@ static void hook_access(void *ctx, unsigned core, uint64_t line, int write, uint
      * and inserts, and `after` has nothing to do (no chunk or cluster
      * ended; the event stays armed at next_tick). */
     uint64_t from = r->reported[core];
-    if (!r->bus_open && time < r->next_tick + r->period &&
+    if (time < r->next_tick + r->period &&
         rru_access_counted(r->u[core], line, write, target > from ? target - from : 0)) {
+        if (r->bus_open) {   /* advance(), without the catch-up it cannot need */
+            r->bus_open = 0;
+            r->vt = max64(r->vt, r->bus_vt + 1);
+        }
         r->vt = max64(r->vt, time);
         r->reported[core] = max64(from, target);
         return;
@@ -293,11 +298,21 @@ static void hook_bus(void *ctx, const rru_bus *b)
     r->bus_vt = advance(r, b->time);
     r->mid_core = -1;
     r->bus_open = 1;
-    const uint64_t h = rru_line_hash(b->line);
+    const uint32_t bit = rru_summary_bit(b->line);
+    uint64_t h = 0;   /* rru_line_hash, once a unit has to be asked */
+    int hashed = 0;
+    const uint64_t *const *sum = r->summary[b->exclusive ? 1 : 0];
     for (unsigned k = 0; k < r->n; k++) {
         /* Most snoops hit nothing: then the unit's bookkeeping can wait for
-         * its next event (rru_snoop_hits says why nothing is lost). */
-        if (k == b->requester || !rru_snoop_hits(r->u[k], b->requester, b->line, h, b->exclusive))
+         * its next event (rru_snoop_hits says why nothing is lost). The
+         * unit's summary answers most of them without a call. */
+        if (k == b->requester || (sum[k] && !((sum[k][bit >> 6] >> (bit & 63)) & 1)))
+            continue;
+        if (!hashed) {
+            h = rru_line_hash(b->line);
+            hashed = 1;
+        }
+        if (!rru_snoop_hits(r->u[k], b->requester, b->line, h, b->exclusive))
             continue;
         sync_core(r, k);
         settle(r, k);
@@ -354,6 +369,8 @@ rec *rec_new(drv_proc *p)
     r->mid_core = -1;
     for (unsigned k = 0; k < r->n; k++) {
         r->u[k] = rru_unit_new(&c, k);
+        r->summary[0][k] = rru_snoop_summary(r->u[k], 0);
+        r->summary[1][k] = rru_snoop_summary(r->u[k], 1);
         rru_machine_attach(r->m, k, &rec_ops, r);
         arm(r, k);
     }

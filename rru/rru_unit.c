@@ -22,7 +22,8 @@
  * is set when its signature gets the line, and the union is rebuilt from
  * the clusters' own summaries after a cluster is released. */
 #define SUM_WORDS 64u
-#define SUM_SHIFT (64u - 12u)   /* 64 * 64 = 4096 bits */
+_Static_assert(SUM_WORDS * 64 == RRU_SUMMARY_BITS, "summary size");
+_Static_assert(SUM_WORDS == 64, "one stale bit per word of the unions (sum_stale)");
 
 typedef struct cluster {
     sig *rd, *wr;
@@ -67,7 +68,7 @@ struct rru_unit {
     uint64_t cluster_ends; /* clusters ended so far (the core's filter must forget) */
     int in_retire;         /* splitting instructions reported after the fact */
     uint64_t sum_any[SUM_WORDS], sum_wr[SUM_WORDS];   /* unions over live clusters */
-    int sum_stale;         /* a cluster was released since the unions were built */
+    uint64_t sum_stale;    /* bit w: word w of the unions may hold bits of released clusters */
     rru_counters counters;
 };
 
@@ -246,7 +247,7 @@ static void release_slot(rru_unit *u, int s)
     sig_clear(cl->wr);
     memset(cl->sum_any, 0, sizeof cl->sum_any);
     memset(cl->sum_wr, 0, sizeof cl->sum_wr);
-    u->sum_stale = 1;
+    u->sum_stale = ~0ull;
     cl->nset = 0;
     cl->chunks = 0;
     u->free_slot[u->nfree++] = s;
@@ -393,7 +394,7 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
     cluster *cl = &u->slot[u->cc];
     sig_insert(write ? cl->wr : cl->rd, line);
     if (!u->cfg.sig_bits) {
-        uint32_t b = (uint32_t)(sig_hash(line) >> SUM_SHIFT);
+        uint32_t b = rru_summary_bit(line);
         uint64_t bit = 1ull << (b & 63);
         cl->sum_any[b >> 6] |= bit;
         u->sum_any[b >> 6] |= bit;
@@ -423,35 +424,44 @@ int rru_access_counted(rru_unit *u, uint64_t line, int write, uint64_t n)
 
 uint64_t rru_line_hash(uint64_t line) { return sig_hash(line); }
 
+const uint64_t *rru_snoop_summary(const rru_unit *u, int write)
+{
+    if (u->cfg.sig_bits)
+        return NULL;
+    return write ? u->sum_any : u->sum_wr;
+}
+
 /* 0 if no live cluster can conflict with an access to the line of hash H
  * (the unions' test), else 1: the clusters must be asked. */
-static int may_conflict(rru_unit *u, uint64_t h, int write)
+static int may_conflict(rru_unit *u, uint64_t line, int write)
 {
     /* Bloom signatures answer with their false positives (part of the
      * model: their size is what a sweep studies), so only exact sets are
      * summarized. */
     if (u->cfg.sig_bits)
         return 1;
-    uint32_t b = (uint32_t)(h >> SUM_SHIFT);
+    uint32_t b = rru_summary_bit(line);
     const uint64_t *sum = write ? u->sum_any : u->sum_wr;
     /* Stale unions are a superset of the live clusters' ones: a clear bit
      * is still an answer, and only a set one needs the rebuild. */
     if (!((sum[b >> 6] >> (b & 63)) & 1))
         return 0;
-    if (u->sum_stale) {
-        memset(u->sum_any, 0, sizeof u->sum_any);
-        memset(u->sum_wr, 0, sizeof u->sum_wr);
-        for (uint32_t i = 0; i <= u->nwin; i++) {   /* the window, then the current cluster */
+    const uint32_t w = b >> 6;
+    if ((u->sum_stale >> w) & 1) {
+        /* Rebuilds that word of both unions from the live clusters: the
+         * window, then the current one. */
+        uint64_t any = 0, wr = 0;
+        for (uint32_t i = 0; i <= u->nwin; i++) {
             int s = i < u->nwin ? u->win[i] : u->cc;
             if (s < 0)
                 continue;
-            for (uint32_t w = 0; w < SUM_WORDS; w++) {
-                u->sum_any[w] |= u->slot[s].sum_any[w];
-                u->sum_wr[w] |= u->slot[s].sum_wr[w];
-            }
+            any |= u->slot[s].sum_any[w];
+            wr |= u->slot[s].sum_wr[w];
         }
-        u->sum_stale = 0;
-        return (int)((sum[b >> 6] >> (b & 63)) & 1);
+        u->sum_any[w] = any;
+        u->sum_wr[w] = wr;
+        u->sum_stale &= ~(1ull << w);
+        return (int)((sum[w] >> (b & 63)) & 1);
     }
     return 1;
 }
@@ -462,7 +472,7 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
         return 0;
     int hit = 0;
     uint64_t h = sig_hash(line);
-    if (!may_conflict(u, h, write))
+    if (!may_conflict(u, line, write))
         return 0;
     for (uint32_t i = 0; i < u->nwin;) {
         int s = u->win[i];
@@ -495,7 +505,7 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
 
 int rru_snoop_hits(rru_unit *u, uint32_t from, uint64_t line, uint64_t h, int write)
 {
-    if (from == u->cpu || from >= u->cfg.cpus || !may_conflict(u, h, write))
+    if (from == u->cpu || from >= u->cfg.cpus || !may_conflict(u, line, write))
         return 0;
     for (uint32_t i = 0; i < u->nwin; i++) {
         const cluster *cl = &u->slot[u->win[i]];

@@ -117,6 +117,17 @@ int rru_snoop(rru_unit *u, uint64_t now, uint32_t from, uint64_t line, int write
 int rru_snoop_hits(rru_unit *u, uint32_t from, uint64_t line, uint64_t hash, int write);
 /* The hash of LINE rru_snoop_hits takes (computed once per transaction). */
 uint64_t rru_line_hash(uint64_t line);
+/* The unit's summary for a snoop of the given kind (exact signatures
+ * only; NULL with Bloom signatures): if bit rru_summary_bit(line) of this
+ * array is clear, rru_snoop_hits returns 0 for that line. The array stays
+ * at the same address for the unit's life, so a recorder may test it
+ * inline before calling rru_snoop_hits. */
+#define RRU_SUMMARY_BITS 4096u
+static inline uint32_t rru_summary_bit(uint64_t line)
+{
+    return (uint32_t)(((line >> 6) * 0x9e3779b97f4a7c15ull) >> 52);   /* 12 bits */
+}
+const uint64_t *rru_snoop_summary(const rru_unit *u, int write);
 /* Time passes: ends chunks that grew old, closes an idle cluster, evicts
  * closed clusters that grew old (conservatively). */
 void rru_tick(rru_unit *u, uint64_t now);

@@ -451,6 +451,130 @@ START_TEST(synth_initial_log_enforces_the_ground_truth)
 }
 END_TEST
 
+/* The recorder's shortcuts against a reference unit. Unit A has exact
+ * signatures and is driven the way driver/record.c drives it: reports
+ * through rru_access_counted (falling back to retire + access), snoops
+ * skipped when its summary bit is clear or rru_snoop_hits says 0. Unit B
+ * has a Bloom signature so large that it has no false positives on these
+ * few lines, no summaries, and gets every call plainly. Both must record
+ * the same snoop hits and drain the same log: a summary with a false
+ * negative (say, a union word rebuilt without a live cluster), a snoop
+ * skipped wrongly, or a report counted into the wrong chunk shows up as
+ * a difference. Small chunks, clusters and MSP make clusters end, get
+ * evicted and be released (the unions' stale words) all the time. */
+typedef struct chunk_log {
+    rnr_initial_chunk c[4096];
+    rnr_sv_entry sv[4096][4];
+    int n;
+} chunk_log;
+
+static void keep_log(void *ctx, const rnr_initial_chunk *c, uint64_t start)
+{
+    chunk_log *d = ctx;
+    (void)start;
+    ck_assert_int_lt(d->n, 4096);
+    d->c[d->n] = *c;
+    memcpy(d->sv[d->n], c->sv, c->nsv * sizeof *c->sv);
+    d->c[d->n].sv = NULL;
+    d->n++;
+}
+
+START_TEST(rru_recorder_shortcuts_match_a_unit_without_them)
+{
+    uint64_t rng = tu_seed(0x5eed0000u + (uint64_t)_i);
+    rru_config ca, cb;
+    rru_config_default(&ca, 4);
+    ca.clusters = 2 + (uint32_t)tu_below(&rng, 3);
+    ca.cluster_chunks = 1 + (uint32_t)tu_below(&rng, 3);
+    ca.chunk_max = 8 + tu_below(&rng, 40);
+    ca.msp = 256 + tu_below(&rng, 512);
+    cb = ca;
+    cb.sig_bits = SIG_MAX_BITS;
+    cb.sig_hashes = 8;
+    rru_unit *a = rru_unit_new(&ca, 0), *b = rru_unit_new(&cb, 0);
+    ck_assert_ptr_nonnull(rru_snoop_summary(a, 0));
+    ck_assert_ptr_null(rru_snoop_summary(b, 1));
+    static chunk_log la, lb;
+    la.n = lb.n = 0;
+    uint64_t now = 1, pending = 0, hits = 0, skipped = 0;
+    rru_enable(a, now, 7);
+    rru_enable(b, now, 7);
+    for (int step = 0; step < 20000; step++) {
+        now += tu_below(&rng, 4);
+        /* 48 lines over 3 pages: groups shared, summary bits reused */
+        uint64_t line = (tu_below(&rng, 3) << 12) + (tu_below(&rng, 16) << 6);
+        int write = (int)tu_below(&rng, 2);
+        unsigned op = (unsigned)tu_below(&rng, 100);
+        if (op < 40) {                          /* instructions retired */
+            pending += 1 + tu_below(&rng, 6);
+            continue;
+        }
+        if (op < 75) {                          /* a report */
+            if (!rru_access_counted(a, line, write, pending)) {
+                rru_retire(a, now, pending);
+                rru_access(a, now, line, write, 0);
+            }
+            rru_retire(b, now, pending);
+            rru_access(b, now, line, write, 0);
+            pending = 0;
+            continue;
+        }
+        rru_retire(a, now, pending);
+        rru_retire(b, now, pending);
+        pending = 0;
+        if (op < 95) {                          /* a snoop from another cpu */
+            uint32_t from = 1 + (uint32_t)tu_below(&rng, 3);
+            now++;
+            const uint64_t *sum = rru_snoop_summary(a, write);
+            uint32_t bit = rru_summary_bit(line);
+            int predicted = ((sum[bit >> 6] >> (bit & 63)) & 1) &&
+                            rru_snoop_hits(a, from, line, rru_line_hash(line), write);
+            int ha = predicted ? rru_snoop(a, now, from, line, write) : 0;
+            int hb = rru_snoop(b, now, from, line, write);
+            ck_assert_int_eq(ha, hb);
+            if (predicted)
+                ck_assert_int_eq(ha, 1);
+            hits += (uint64_t)hb;
+            skipped += (uint64_t)!predicted;
+            now++;
+        } else if (op < 98) {
+            rru_tick(a, now);
+            rru_tick(b, now);
+        } else if (op < 99) {
+            rru_terminate(a, now, RNR_END_SYSCALL);
+            rru_terminate(b, now, RNR_END_SYSCALL);
+        } else {
+            rru_serialize(a, now, RNR_END_SERIALIZE);
+            rru_serialize(b, now, RNR_END_SERIALIZE);
+            now += 2;
+        }
+        rru_drain(a, UINT32_MAX, keep_log, &la);
+        rru_drain(b, UINT32_MAX, keep_log, &lb);
+    }
+    rru_retire(a, now, pending);
+    rru_retire(b, now, pending);
+    rru_unit_stop(a, now);
+    rru_unit_stop(b, now);
+    rru_drain(a, UINT32_MAX, keep_log, &la);
+    rru_drain(b, UINT32_MAX, keep_log, &lb);
+    /* the run exercised what it is about */
+    ck_assert_uint_gt(hits, 100);
+    ck_assert_uint_gt(skipped, 100);
+    ck_assert_uint_gt(rru_unit_counters(a)->clusters, 100);
+    ck_assert_int_eq(la.n, lb.n);
+    for (int i = 0; i < la.n; i++) {
+        const rnr_initial_chunk *x = &la.c[i], *y = &lb.c[i];
+        ck_assert_uint_eq(x->ts, y->ts);
+        ck_assert_uint_eq(x->cs, y->cs);
+        ck_assert_uint_eq(x->reason, y->reason);
+        ck_assert_uint_eq(x->nsv, y->nsv);
+        ck_assert_int_eq(memcmp(la.sv[i], lb.sv[i], x->nsv * sizeof la.sv[i][0]), 0);
+    }
+    rru_unit_free(a);
+    rru_unit_free(b);
+}
+END_TEST
+
 TU_SUITE(synth)
 {
     Suite *s = suite_create("synth");
@@ -465,6 +589,7 @@ TU_SUITE(synth)
     tcase_add_test(tc, rru_eviction_sets_every_null_entry_to_now);
     tcase_add_test(tc, rru_bus_access_gives_the_chunk_a_later_ts);
     tcase_add_test(tc, rru_age_ends_chunks_and_evicts_within_bounded_silence);
+    tcase_add_loop_test(tc, rru_recorder_shortcuts_match_a_unit_without_them, 0, 8);
     tc = tu_tcase(s, "generator", 60);
     tcase_add_loop_test(tc, synth_log_keeps_bounded_silence_and_log_invariants, 0, 8);
     tcase_add_test(tc, synth_is_deterministic_in_its_config);
