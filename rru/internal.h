@@ -203,7 +203,7 @@ struct rru_hart {
     struct rru_machine *mach;
     struct rru_core *core;
     uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
-    uint64_t fkey;               /* epoch | 3 */
+    uint64_t fkey;               /* epoch | 7 */
 
     /* clock and retired are not adjacent, so that gcc does not merge
      * their increments in rru_leave into one vector store (slower, and a
@@ -387,7 +387,7 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
  * or coherence is off. */
 static inline int rru_filter_read_ok(const rru_hart *h, uint64_t a)
 {
-    return !h->coh || ((h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] | 2) ==
+    return !h->coh || ((h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] | 6) ==
                        ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
 }
 static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)

@@ -199,7 +199,7 @@ static uint64_t epoch_bits(unsigned e) { return (uint64_t)e << EPOCH_SHIFT; }
 #define FKEY_NEVER (1ull << 56)
 static void set_fkey(rru_core *c)
 {
-    c->hart.fkey = epoch_bits(c->epoch) | 3 | (c->hart.mach && c->hart.mach->trace ? FKEY_NEVER : 0);
+    c->hart.fkey = epoch_bits(c->epoch) | 7 | (c->hart.mach && c->hart.mach->trace ? FKEY_NEVER : 0);
 }
 
 static uint64_t *filter_slot(rru_core *c, uint64_t line)
@@ -209,7 +209,7 @@ static uint64_t *filter_slot(rru_core *c, uint64_t line)
 
 static int filter_has(const uint64_t *e, uint64_t line)
 {
-    return (*e & ~(epoch_bits(EPOCH_MAX) | 3)) == line && *e != 0;
+    return (*e & ~(epoch_bits(EPOCH_MAX) | 7)) == line && *e != 0;
 }
 
 void rru_machine_flush_filter(rru_machine *m, unsigned core)
@@ -454,27 +454,29 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
     uint64_t now = rru_now(h, d), t = now;
     /* Already reported in this filter epoch (the fast path's test, for
      * accesses that come here for another reason: a TLB miss, a trace). */
-    uint64_t *slot = filter_slot(rc, line), key = line | epoch_bits(rc->epoch) | 3;
-    int reported = write ? *slot == key : (*slot | 2) == key;
+    uint64_t *slot = filter_slot(rc, line), key = line | epoch_bits(rc->epoch) | 7;
+    int reported = write ? *slot == key : (*slot | 6) == key;
 
-    /* A line whose filter entry is only of an older epoch (the RRU's
-     * cluster boundaries flush the filter): the entry still proves the
-     * permission, so the access is a hit and the directory is not looked
-     * up. Invariant: an entry for line L with bit 0 set means the core is
-     * among L's sharers, with bit 1 also set that it is L's owner. Entries
-     * are written only here, after the access made it so; a transaction of
-     * another core that takes the permission away clears bit 1 (a read
-     * ends ownership) or the whole entry (a write, rru_machine_forget),
-     * whatever its epoch (filter_has ignores epochs). With an RRU attached
-     * a read leaves bit 1 clear (the first write is reported again), the
-     * same entry the directory path below writes. */
+    /* A line whose filter entry proves the permission (of an older epoch:
+     * the RRU's cluster boundaries flush the filter; or of this one, for a
+     * first write after reads) is a hit: the directory is not looked up.
+     * Entry bits: 0, the core is among L's sharers; 2, it is L's owner;
+     * 1, stores may use the entry directly (the fast path's write test
+     * wants all three and this epoch; with an RRU attached bit 1 also
+     * means the write was reported in that epoch, so a line only read so
+     * far is reported again when first written). Invariant: bits 0 and 2
+     * are true of the directory. Entries are written only here, after the
+     * access made it so; a transaction of another core that takes the
+     * permission away clears bits 1 and 2 (a read ends ownership) or the
+     * whole entry (a write, rru_machine_forget), whatever its epoch
+     * (filter_has ignores epochs). */
     if (rc->ops) {
         uint64_t e = *slot;
-        if (filter_has(slot, line) && (!write || (e & 3) == 3)) {
+        if (filter_has(slot, line) && (!write || (e & 4))) {
             if (!reported) {
                 if (rc->ops->access)
                     rc->ops->access(rc->rru, r, line, write, t);
-                *slot = line | epoch_bits(rc->epoch) | (write ? 3 : 1);
+                *slot = line | epoch_bits(rc->epoch) | (write ? 7 : 1 | (e & 4));
             }
             h->cur_d = NULL;
             *time_out = t;
@@ -537,7 +539,7 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
             if (l->owner >= 0 && l->owner != (int)r) {
                 uint64_t *e = filter_slot(m->cores[l->owner], line);
                 if (filter_has(e, line))
-                    *e &= ~2ull;
+                    *e &= ~6ull;
                 l->owner = -1;
             }
             l->sharers |= rbit;
@@ -554,8 +556,9 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
         rc->ops->access(rc->rru, r, line, write, t);
     /* With an RRU attached, a line read so far is reported again when first
      * written; without one, ownership alone allows stores. */
-    unsigned perm = (write || (!rc->ops && l->owner == (int)r)) ? 3 : 1;
-    if (!reported || perm == 3)
+    const unsigned owned = l->owner == (int)r ? 4 : 0;
+    unsigned perm = 1 | owned | ((write || (!rc->ops && owned)) ? 2 : 0);
+    if (!reported || (perm & 2))
         *slot = line | epoch_bits(rc->epoch) | perm;
     h->cur_d = NULL;
     *time_out = t;
