@@ -216,7 +216,11 @@ void rru_machine_flush_filter(rru_machine *m, unsigned core)
 {
     rru_core *c = m->cores[core];
     if (++c->epoch > EPOCH_MAX) {
-        memset(c->filter, 0, sizeof c->filter);
+        /* Epochs 1..EPOCH_MAX come round again: every entry moves to epoch
+         * 0, which no key has (nothing counts as reported), while its line
+         * and permission bits still prove what they proved. */
+        for (unsigned i = 0; i < RRU_FILTER_N; i++)
+            c->filter[i] &= ~epoch_bits(EPOCH_MAX);
         c->epoch = 1;
     }
     set_fkey(c);

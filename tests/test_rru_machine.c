@@ -468,6 +468,66 @@ START_TEST(rru_machine_filter_reports_each_line_once_per_flush)
 }
 END_TEST
 
+/* Ownership kept in a filter entry (bit 2) makes a core's first write to a
+ * line it owns and has only read a hit: reported, no transaction. Losing
+ * ownership to another core's read must take that bit away, or the old
+ * owner's next write would skip the upgrade and leave a stale copy behind.
+ * Driven through rru_machine_read/write, which take the same path as the
+ * guest's slow accesses, with hooks attached (the shortcut's condition). */
+START_TEST(rru_machine_ownership_in_the_filter_follows_the_directory)
+{
+    uint32_t halt[] = { I_ECALL };
+    const uint32_t *code[2] = { halt, halt };
+    size_t n[2] = { 1, 1 };
+    mtest t = mt_new(2, 3, code, n, 0);
+    hl = calloc(1, sizeof *hl);
+    hl->m = t.m;
+    for (unsigned i = 0; i < 2; i++)
+        rru_machine_attach(t.m, i, &hook_ops, hl);
+    uint64_t v = 0, a = SHARED + 0x100, line = a & ~(uint64_t)(RRU_LINE_SIZE - 1);
+    rru_core_stats s0, s1;
+    /* core 0 reads: the only copy, so it owns it */
+    ck_assert_int_eq(rru_machine_read(t.m, 0, a, &v, 8), 0);
+    uint64_t sharers;
+    int owner;
+    rru_machine_line_state(t.m, line, &sharers, &owner);
+    ck_assert_int_eq(owner, 0);
+    /* its first write: a report, no transaction; also after a flush */
+    ck_assert_int_eq(rru_machine_write(t.m, 0, a, &v, 8), 0);
+    rru_machine_flush_filter(t.m, 0);
+    ck_assert_int_eq(rru_machine_read(t.m, 0, a, &v, 8), 0);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, a, &v, 8), 0);
+    rru_machine_stats(t.m, 0, &s0);
+    ck_assert_uint_eq(s0.bus_reads, 1);
+    ck_assert_uint_eq(s0.bus_exclusive, 0);
+    ck_assert_uint_eq(hl->accesses[0], 4);   /* read, write, and again after the flush */
+    /* core 1 reads: core 0 is a sharer, no longer the owner */
+    ck_assert_int_eq(rru_machine_read(t.m, 1, a, &v, 8), 0);
+    rru_machine_line_state(t.m, line, &sharers, &owner);
+    ck_assert_int_eq(owner, -1);
+    ck_assert_uint_eq(sharers, 3);
+    /* core 0 writes again, in this epoch and after a flush: each time an
+     * upgrade that core 1 snoops */
+    ck_assert_int_eq(rru_machine_write(t.m, 0, a, &v, 8), 0);
+    rru_machine_stats(t.m, 0, &s0);
+    ck_assert_uint_eq(s0.bus_exclusive, 1);
+    ck_assert_uint_eq(hl->snoops[1], 2);   /* core 0's first read, then this */
+    ck_assert_int_eq(rru_machine_read(t.m, 1, a, &v, 8), 0);   /* core 1 again */
+    rru_machine_flush_filter(t.m, 0);
+    ck_assert_int_eq(rru_machine_read(t.m, 0, a, &v, 8), 0);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, a, &v, 8), 0);
+    rru_machine_stats(t.m, 0, &s0);
+    rru_machine_stats(t.m, 1, &s1);
+    ck_assert_uint_eq(s0.bus_exclusive, 2);
+    ck_assert_uint_eq(s1.bus_reads, 2);
+    rru_machine_line_state(t.m, line, &sharers, &owner);
+    ck_assert_int_eq(owner, 0);
+    ck_assert_uint_eq(sharers, 1);
+    free(hl);
+    mt_free(&t);
+}
+END_TEST
+
 static unsigned rearm_count;
 static rru_machine *rearm_m;
 static void rearm_event(void *rru, unsigned core)
@@ -695,6 +755,7 @@ TU_SUITE(rru_machine)
     tc = tu_tcase(s, "hooks", 30);
     tcase_add_test(tc, rru_machine_hooks_see_snoops_accesses_and_exact_events);
     tcase_add_test(tc, rru_machine_filter_reports_each_line_once_per_flush);
+    tcase_add_test(tc, rru_machine_ownership_in_the_filter_follows_the_directory);
     tcase_add_test(tc, rru_machine_csr_reads_go_through_the_environment);
     tcase_add_test(tc, rru_machine_rearmed_event_cannot_stall);
     tcase_add_test(tc, rru_machine_private_line_needs_one_transaction);
