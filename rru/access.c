@@ -13,6 +13,54 @@ static void tlb_fill(rru_hart *h, rru_page *p)
                   ? p->addr : ~0ull;
 }
 
+/* The host address of an access of SIZE bytes at A that stays on one line
+ * of a page the TLB entry allows, once coherence and the hooks have seen
+ * it; NULL if the access needs the general path. This is what the direct
+ * path does, plus coherence (most often a line held since an earlier
+ * filter epoch, reported again). The page's descriptor is not touched
+ * (rru_coh_access reads it only for a directory lookup): a write needs no
+ * code check, since a page holding code never has a write tag (fetch_page
+ * clears this hart's, and the other harts' TLBs are flushed by the tlb
+ * generation before they run), and the entry needs no refill. */
+static inline uint8_t *line_access(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
+                                   int write)
+{
+    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
+    if ((write ? e->wtag : e->rtag) != (a & ~(RRU_PAGE_SIZE - 1)) ||
+        ((a ^ (a + size - 1)) & ~(uint64_t)(RRU_LINE_SIZE - 1)) != 0)
+        return NULL;
+    if (h->coh) {
+        uint64_t t;
+        rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
+        if (h->fkey & RRU_FKEY_TRACED)
+            rru_coh_trace(h, d, a, size, write, t);
+    }
+    return e->host + (a & (RRU_PAGE_SIZE - 1));
+}
+
+/* Constant sizes: plain moves instead of a memcpy call. */
+static inline void copy_in(void *dst, const uint8_t *src, unsigned size)
+{
+    switch (size) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
+static inline void copy_out(uint8_t *dst, const void *src, unsigned size)
+{
+    switch (size) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
 int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
                     void *buf, uint8_t **amo_ptr)
 {
@@ -22,39 +70,21 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     const uint64_t last = a + size - 1;
     if (a >= RRU_ADDR_LIMIT || last >= RRU_ADDR_LIMIT || last < a)
         return rru_trap(h, d, cause, a);
+    uint8_t *host = line_access(h, d, a, size, write);
+    if (host) {
+        if (kind == RRU_ACC_AMO)
+            *amo_ptr = host;
+        else if (write)
+            copy_out(host, buf, size);
+        else
+            copy_in(buf, host, size);
+        return 0;
+    }
     /* A TLB entry that allows the access names the page without a walk:
      * the fast path trusts the same entry (its tag holds the page only if
      * the permission does), so the walk could find nothing else. */
     const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
     const int tlb_ok = (write ? e->wtag : e->rtag) == (a & ~(RRU_PAGE_SIZE - 1));
-    if (tlb_ok && ((a ^ last) & ~(RRU_LINE_SIZE - 1)) == 0) {
-        /* One line of a page the entry allows: what the direct path does,
-         * plus coherence and the hooks (most often a line held since an
-         * earlier filter epoch, reported again). The page's descriptor is
-         * not touched (rru_coh_access reads it only for a directory
-         * lookup): a write needs no code check, since a page holding code
-         * never has a write tag (fetch_page clears this hart's, and the
-         * other harts' TLBs are flushed by the tlb generation before they
-         * run), and the entry needs no refill. */
-        if (h->coh) {
-            uint64_t t;
-            rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
-            rru_coh_trace(h, d, a, size, write, t);
-        }
-        uint8_t *host = e->host + (a & (RRU_PAGE_SIZE - 1));
-        if (kind == RRU_ACC_AMO) {
-            *amo_ptr = host;
-            return 0;
-        }
-        switch (size) {
-        case 1: if (write) memcpy(host, buf, 1); else memcpy(buf, host, 1); break;
-        case 2: if (write) memcpy(host, buf, 2); else memcpy(buf, host, 2); break;
-        case 4: if (write) memcpy(host, buf, 4); else memcpy(buf, host, 4); break;
-        case 8: if (write) memcpy(host, buf, 8); else memcpy(buf, host, 8); break;
-        default: if (write) memcpy(host, buf, size); else memcpy(buf, host, size); break;
-        }
-        return 0;
-    }
     rru_page *p1;
     if (tlb_ok) {
         p1 = e->page;
@@ -76,22 +106,18 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
         if (line2 != line1)
             rru_coh_access(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2,
                            write, &t);
-        rru_coh_trace(h, d, a, size, write, t);
+        if (h->fkey & RRU_FKEY_TRACED)
+            rru_coh_trace(h, d, a, size, write, t);
     }
 
     const size_t off = a & (RRU_PAGE_SIZE - 1);
     if (kind == RRU_ACC_AMO) {
         *amo_ptr = p1->data + off;   /* aligned: one page, one line */
     } else if (p2 == p1) {
-        uint8_t *host = p1->data + off;
-        /* Constant sizes: plain moves instead of a memcpy call. */
-        switch (size) {
-        case 1: if (write) memcpy(host, buf, 1); else memcpy(buf, host, 1); break;
-        case 2: if (write) memcpy(host, buf, 2); else memcpy(buf, host, 2); break;
-        case 4: if (write) memcpy(host, buf, 4); else memcpy(buf, host, 4); break;
-        case 8: if (write) memcpy(host, buf, 8); else memcpy(buf, host, 8); break;
-        default: if (write) memcpy(host, buf, size); else memcpy(buf, host, size); break;
-        }
+        if (write)
+            copy_out(p1->data + off, buf, size);
+        else
+            copy_in(buf, p1->data + off, size);
     } else {
         size_t k = RRU_PAGE_SIZE - off;
         uint8_t *b = buf;
@@ -130,9 +156,14 @@ int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a)
     default: break;   /* ld */
     }
     uint64_t v = 0;   /* little-endian host, as the guest */
-    int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
-    if (s)
-        return s;
+    const uint8_t *host = line_access(h, d, a, size, 0);
+    if (host) {
+        copy_in(&v, host, size);
+    } else {
+        int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
+        if (s)
+            return s;
+    }
     if (sign) {
         const unsigned sh = 64 - 8 * size;
         v = (uint64_t)((int64_t)(v << sh) >> sh);
@@ -153,8 +184,13 @@ int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v)
     case RRU_OP_sw: case RRU_OP_fsw: size = 4; break;
     default: break;   /* sd, fsd */
     }
-    int s = rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);
-    if (s)
-        return s;
+    uint8_t *host = line_access(h, d, a, size, 1);
+    if (host) {
+        copy_out(host, &v, size);
+    } else {
+        int s = rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);
+        if (s)
+            return s;
+    }
     return rru_next(h, d);
 }

@@ -195,6 +195,10 @@ typedef struct rru_arena_chunk {
 
 struct rru_core;   /* machine.c */
 
+/* A bit of the filter key that no entry has: with a trace hook every access
+ * must reach the slow path (rru_coh_trace), so none may match. */
+#define RRU_FKEY_TRACED (1ull << 56)
+
 struct rru_hart {
     rru_ctx ctx;                 /* first: registers at offset 0 */
     rru_mem *mem;
@@ -203,7 +207,7 @@ struct rru_hart {
     struct rru_machine *mach;
     struct rru_core *core;
     uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
-    uint64_t fkey;               /* epoch | 7 */
+    uint64_t fkey;               /* epoch | 7, | RRU_FKEY_TRACED with a trace hook */
 
     /* clock and retired are not adjacent, so that gcc does not merge
      * their increments in rru_leave into one vector store (slower, and a

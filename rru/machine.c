@@ -196,10 +196,9 @@ static uint64_t epoch_bits(unsigned e) { return (uint64_t)e << EPOCH_SHIFT; }
  * a trace hook, every access must reach the slow path (to be traced), so
  * the key gets a bit no entry has; the slow path still applies the filter
  * (rru_coh_access), so the RRU hooks see exactly what they see untraced. */
-#define FKEY_NEVER (1ull << 56)
 static void set_fkey(rru_core *c)
 {
-    c->hart.fkey = epoch_bits(c->epoch) | 7 | (c->hart.mach && c->hart.mach->trace ? FKEY_NEVER : 0);
+    c->hart.fkey = epoch_bits(c->epoch) | 7 | (c->hart.mach && c->hart.mach->trace ? RRU_FKEY_TRACED : 0);
 }
 
 static uint64_t *filter_slot(rru_core *c, uint64_t line)

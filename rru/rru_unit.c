@@ -387,10 +387,9 @@ void rru_retire(rru_unit *u, uint64_t now, uint64_t n)
     }
 }
 
-void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
+/* LINE joins the current cluster's signature and the summaries. */
+static inline void insert_line(rru_unit *u, uint64_t line, int write)
 {
-    if (!u->enabled || u->cur_count == 0)
-        return;
     cluster *cl = &u->slot[u->cc];
     sig_insert(write ? cl->wr : cl->rd, line);
     if (!u->cfg.sig_bits) {
@@ -403,6 +402,13 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
             u->sum_wr[b >> 6] |= bit;
         }
     }
+}
+
+void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
+{
+    if (!u->enabled || u->cur_count == 0)
+        return;
+    insert_line(u, line, write);
     if (bus)
         u->last_bus = now + 1;
 }
@@ -418,7 +424,7 @@ int rru_access_counted(rru_unit *u, uint64_t line, int write, uint64_t n)
     if (u->cur_count == 0 || n > u->cfg.chunk_max - u->cur_count)
         return 0;
     u->cur_count += n;
-    rru_access(u, 0, line, write, 0);
+    insert_line(u, line, write);
     return 1;
 }
 
