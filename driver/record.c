@@ -58,6 +58,7 @@ struct rec {
     rru_unit *u[RRU_MAX_CORES];
     const uint64_t *summary[2][RRU_MAX_CORES];   /* rru_snoop_summary for reads, writes */
     uint64_t reported[RRU_MAX_CORES];    /* retired instructions the unit has seen */
+    uint64_t room[RRU_MAX_CORES];        /* rru_report_room, kept by after() */
     uint64_t ends_seen[RRU_MAX_CORES];   /* rru_cluster_ends at the last flush */
     uint64_t chunks_seen[RRU_MAX_CORES];
     uint64_t msp, period, next_tick;
@@ -132,6 +133,7 @@ static void arm(rec *r, unsigned k) { rru_machine_set_event(r->m, k, UINT64_MAX,
 static void after(rec *r, unsigned k)
 {
     rru_unit *u = r->u[k];
+    r->room[k] = rru_report_room(u);
     uint64_t ends = rru_cluster_ends(u);
     if (ends != r->ends_seen[k]) {
         r->ends_seen[k] = ends;
@@ -263,31 +265,41 @@ static void catch_up(rec *r, uint64_t t)
 
 /* ---- machine hooks ---- */
 
-static void hook_access(void *ctx, unsigned core, uint64_t line, int write, uint64_t time)
+/* A report the fast path could not take: time must tick, a chunk ends. */
+static void __attribute__((noinline))
+access_slow(rec *r, unsigned core, uint64_t line, int write, uint64_t time, uint64_t target, int insn)
 {
-    rec *r = ctx;
-    int insn = r->p->sys_core != (int)core;
-    uint64_t target = rru_machine_retired(r->m, core) + (insn ? 1 : 0);
-    /* Most reports neither tick nor end a chunk: then the unit only counts
-     * and inserts, and `after` has nothing to do (no chunk or cluster
-     * ended; the event stays armed at next_tick). */
-    uint64_t from = r->reported[core];
-    if (time < r->next_tick + r->period &&
-        rru_access_counted(r->u[core], line, write, target > from ? target - from : 0)) {
-        if (r->bus_open) {   /* advance(), without the catch-up it cannot need */
-            r->bus_open = 0;
-            r->vt = max64(r->vt, r->bus_vt + 1);
-        }
-        r->vt = max64(r->vt, time);
-        r->reported[core] = max64(from, target);
-        return;
-    }
     r->mid_core = insn ? (int)core : -1;
     uint64_t now = advance(r, time);
     retire_to(r, core, target);
     rru_access(r->u[core], now, line, write, 0);
     after(r, core);
     r->mid_core = -1;
+}
+
+static void hook_access(void *ctx, unsigned core, uint64_t line, int write, uint64_t time,
+                        uint64_t retired)
+{
+    rec *r = ctx;
+    int insn = r->p->sys_core != (int)core;
+    uint64_t target = retired + (insn ? 1 : 0);
+    /* Most reports neither tick nor end a chunk: then the unit only counts
+     * and inserts, and `after` has nothing to do (no chunk or cluster
+     * ended; the event stays armed at next_tick). */
+    uint64_t from = r->reported[core], room = r->room[core];
+    uint64_t n = target > from ? target - from : 0;
+    if (room && n <= room && time < r->next_tick + r->period) {
+        if (r->bus_open) {   /* advance(), without the catch-up it cannot need */
+            r->bus_open = 0;
+            r->vt = max64(r->vt, r->bus_vt + 1);
+        }
+        r->vt = max64(r->vt, time);
+        r->reported[core] = max64(from, target);
+        r->room[core] = room - n;
+        rru_report(r->u[core], line, write, n);
+        return;
+    }
+    access_slow(r, core, line, write, time, target, insn);
 }
 
 /* A bus transaction: the snoops of every other unit, at one vt. */

@@ -478,7 +478,7 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
         if (filter_has(slot, line) && (!write || (e & 4))) {
             if (!reported) {
                 if (rc->ops->access)
-                    rc->ops->access(rc->rru, r, line, write, t);
+                    rc->ops->access(rc->rru, r, line, write, t, h->retired + rru_insn_index(h, d));
                 *slot = line | epoch_bits(rc->epoch) | (write ? 7 : 1 | (e & 4));
             }
             h->cur_d = NULL;
@@ -556,7 +556,7 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
     }
 
     if (rc->ops && rc->ops->access && !reported)
-        rc->ops->access(rc->rru, r, line, write, t);
+        rc->ops->access(rc->rru, r, line, write, t, h->retired + rru_insn_index(h, d));
     /* With an RRU attached, a line read so far is reported again when first
      * written; without one, ownership alone allows stores. */
     const unsigned owned = l->owner == (int)r ? 4 : 0;

@@ -148,8 +148,11 @@ typedef struct rru_core_ops {
      * at TIME, and the line is not in its filter: the first such access
      * since the last rru_machine_flush_filter (or since the line left the
      * filter, so duplicates happen). Called after the access's bus
-     * transaction, if any. Instruction fetches are not data accesses. */
-    void (*access)(void *rru, unsigned core, uint64_t line, int write, uint64_t time);
+     * transaction, if any. Instruction fetches are not data accesses.
+     * RETIRED is rru_machine_retired(core) at the call (the instructions
+     * before the one making the access), passed because it is cheap here. */
+    void (*access)(void *rru, unsigned core, uint64_t line, int write, uint64_t time,
+                   uint64_t retired);
     /* Every bus transaction of another core is snooped here, whether or not
      * this core holds the line, before the requester's access. */
     void (*snoop)(void *rru, unsigned core, const rru_bus *b);

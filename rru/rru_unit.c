@@ -413,19 +413,15 @@ void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)
         u->last_bus = now + 1;
 }
 
-/* The common case of rru_retire(u, now, n) then rru_access(u, now, line,
- * write, 0), done only when neither call can end a chunk (so `now`, which
- * they use only to end and start chunks, is not needed): recording off, or
- * a current chunk with room for the N instructions. */
-int rru_access_counted(rru_unit *u, uint64_t line, int write, uint64_t n)
+uint64_t rru_report_room(const rru_unit *u)
 {
-    if (!u->enabled)
-        return 1;
-    if (u->cur_count == 0 || n > u->cfg.chunk_max - u->cur_count)
-        return 0;
+    return u->enabled && u->cur_count ? u->cfg.chunk_max - u->cur_count : 0;
+}
+
+void rru_report(rru_unit *u, uint64_t line, int write, uint64_t n)
+{
     u->cur_count += n;
     insert_line(u, line, write);
-    return 1;
 }
 
 uint64_t rru_line_hash(uint64_t line) { return sig_hash(line); }

@@ -99,10 +99,15 @@ void rru_retire(rru_unit *u, uint64_t now, uint64_t n);
 /* The last retired instruction accessed LINE (write or read); BUS says it
  * caused a bus transaction (snooped by the others at this same time). */
 void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus);
-/* rru_retire(u, now, n) followed by rru_access(u, now, line, write, 0),
- * when that cannot end a chunk: returns 1 if done, 0 (nothing changed) if
- * the caller must make the two calls. For a recorder's hot path. */
-int rru_access_counted(rru_unit *u, uint64_t line, int write, uint64_t n);
+/* A recorder's hot path. rru_report_room is the number of instructions
+ * the current chunk can still take without ending (0 if recording is off
+ * or the chunk is empty); it changes only through the calls of this
+ * interface. While N <= that room and N > 0 or the room is not 0,
+ * rru_report(u, line, write, n) is rru_retire(u, now, n) followed by
+ * rru_access(u, now, line, write, 0), without `now`: neither can end a
+ * chunk there. */
+uint64_t rru_report_room(const rru_unit *u);
+void rru_report(rru_unit *u, uint64_t line, int write, uint64_t n);
 /* A bus transaction of core FROM on LINE (write = read-exclusive or
  * upgrade). Checks the window; returns 1 if it conflicted with a cluster
  * (and the dependence was recorded), else 0. */

@@ -356,11 +356,13 @@ typedef struct hook_log {
 
 static hook_log *hl;
 
-static void h_access(void *rru, unsigned core, uint64_t line, int write, uint64_t time)
+static void h_access(void *rru, unsigned core, uint64_t line, int write, uint64_t time,
+                     uint64_t retired)
 {
     hook_log *l = rru;
     (void)write;
     CHECK(time == rru_machine_clock(l->m, core), "access time is not the core's clock");
+    CHECK(retired == rru_machine_retired(l->m, core), "retired is not the core's count");
     l->accesses[core]++;
     for (unsigned k = 0; k < l->nseen[core]; k++)
         if (l->seen_lines[core][k] == (line | (uint64_t)write))

@@ -453,7 +453,8 @@ END_TEST
 
 /* The recorder's shortcuts against a reference unit. Unit A has exact
  * signatures and is driven the way driver/record.c drives it: reports
- * through rru_access_counted (falling back to retire + access), snoops
+ * through rru_report while the room it keeps from rru_report_room allows
+ * (else retire + access), snoops
  * skipped when its summary bit is clear or rru_snoop_hits says 0. Unit B
  * has a Bloom signature so large that it has no false positives on these
  * few lines, no summaries, and gets every call plainly. Both must record
@@ -496,9 +497,10 @@ START_TEST(rru_recorder_shortcuts_match_a_unit_without_them)
     ck_assert_ptr_null(rru_snoop_summary(b, 1));
     static chunk_log la, lb;
     la.n = lb.n = 0;
-    uint64_t now = 1, pending = 0, hits = 0, skipped = 0;
+    uint64_t now = 1, pending = 0, hits = 0, skipped = 0, room;
     rru_enable(a, now, 7);
     rru_enable(b, now, 7);
+    room = rru_report_room(a);
     for (int step = 0; step < 20000; step++) {
         now += tu_below(&rng, 4);
         /* 48 lines over 3 pages: groups shared, summary bits reused */
@@ -510,9 +512,14 @@ START_TEST(rru_recorder_shortcuts_match_a_unit_without_them)
             continue;
         }
         if (op < 75) {                          /* a report */
-            if (!rru_access_counted(a, line, write, pending)) {
+            if (room && pending <= room) {
+                room -= pending;
+                rru_report(a, line, write, pending);
+                ck_assert_uint_eq(room, rru_report_room(a));
+            } else {
                 rru_retire(a, now, pending);
                 rru_access(a, now, line, write, 0);
+                room = rru_report_room(a);
             }
             rru_retire(b, now, pending);
             rru_access(b, now, line, write, 0);
@@ -550,6 +557,7 @@ START_TEST(rru_recorder_shortcuts_match_a_unit_without_them)
         }
         rru_drain(a, UINT32_MAX, keep_log, &la);
         rru_drain(b, UINT32_MAX, keep_log, &lb);
+        room = rru_report_room(a);
     }
     rru_retire(a, now, pending);
     rru_retire(b, now, pending);
