@@ -197,7 +197,7 @@ struct rru_core;   /* machine.c */
 
 /* A bit of the filter key that no entry has: with a trace hook every access
  * must reach the slow path (rru_coh_trace), so none may match. */
-#define RRU_FKEY_TRACED (1ull << 56)
+#define RRU_FKEY_TRACED (1ull << 48)
 
 struct rru_hart {
     rru_ctx ctx;                 /* first: registers at offset 0 */

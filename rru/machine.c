@@ -11,8 +11,13 @@
 
 #include "rru/internal.h"
 
-#define EPOCH_SHIFT 57
-#define EPOCH_MAX 127u
+/* Filter entries: line address (below RRU_ADDR_LIMIT = 2^48), bit 48 for
+ * RRU_FKEY_TRACED (keys only), the epoch in bits 49-63, permission bits in
+ * the line offset. */
+#define EPOCH_SHIFT 49
+#define EPOCH_MAX 32767u
+_Static_assert(RRU_ADDR_LIMIT <= RRU_FKEY_TRACED && RRU_FKEY_TRACED < (1ull << EPOCH_SHIFT),
+               "filter entry fields overlap");
 #define NONE UINT64_MAX
 
 enum { CORE_IDLE, CORE_RUNNABLE, CORE_STOPPED };
