@@ -58,6 +58,7 @@ struct rru_unit {
     int *free_slot;
     uint32_t nfree;
     int cc;
+    sig *cur_sig[2];       /* read and write signatures of slot cc (valid while cc >= 0) */
     int *win;
     uint32_t nwin;
     int64_t tail;          /* ended chunk of cc not yet known to be its last, -1 */
@@ -299,6 +300,8 @@ static void open_cluster(rru_unit *u)
     cl->nset = 0;
     cl->chunks = 0;
     u->cc = s;
+    u->cur_sig[0] = cl->rd;
+    u->cur_sig[1] = cl->wr;
     u->counters.clusters++;
 }
 
@@ -390,9 +393,9 @@ void rru_retire(rru_unit *u, uint64_t now, uint64_t n)
 /* LINE joins the current cluster's signature and the summaries. */
 static inline void insert_line(rru_unit *u, uint64_t line, int write)
 {
-    cluster *cl = &u->slot[u->cc];
-    sig_insert(write ? cl->wr : cl->rd, line);
+    sig_insert(u->cur_sig[write != 0], line);
     if (!u->cfg.sig_bits) {
+        cluster *cl = &u->slot[u->cc];
         uint32_t b = rru_summary_bit(line);
         uint64_t bit = 1ull << (b & 63);
         cl->sum_any[b >> 6] |= bit;

@@ -25,23 +25,23 @@ typedef struct sig_slot {
 } sig_slot;
 
 struct sig {
+    /* What an insert reads first, together in one cache line. */
+    uint64_t *bits;        /* Bloom: the bit array; NULL for exact sets */
+    sig_slot *last;        /* exact: the slot of the last insert, or NULL */
+    uint64_t count;
     uint32_t bloom_bits;   /* 0 = exact */
     uint32_t hashes;
-    uint64_t count;
     /* exact */
     sig_slot *slot;
     uint32_t cap;          /* power of two */
     uint32_t shift;        /* 64 - log2(cap) */
     uint32_t *used;        /* indices of the slots in use */
     uint32_t nused;
-    sig_slot *last;        /* the slot of the last insert, or NULL */
     /* exact: a 1024-bit summary of the set (one hashed bit per group), so
      * that a test of a line not in the set (the common case: every snoop
      * checks every cluster of every other core) usually costs one load
      * instead of a probe of the table. No false negatives. */
     uint64_t summary[16];
-    /* Bloom */
-    uint64_t *bits;
 };
 
 static inline uint64_t key_of(uint64_t line) { return line >> 6 | line << 58; }
