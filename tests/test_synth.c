@@ -475,7 +475,8 @@ static void keep_log(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     (void)start;
     ck_assert_int_lt(d->n, 4096);
     d->c[d->n] = *c;
-    memcpy(d->sv[d->n], c->sv, c->nsv * sizeof *c->sv);
+    if (c->nsv)
+        memcpy(d->sv[d->n], c->sv, c->nsv * sizeof *c->sv);
     d->c[d->n].sv = NULL;
     d->n++;
 }
