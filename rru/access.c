@@ -39,18 +39,7 @@ static inline uint8_t *line_access(rru_hart *h, const rru_insn *d, uint64_t a, u
 }
 
 /* Constant sizes: plain moves instead of a memcpy call. */
-static inline void copy_in(void *dst, const uint8_t *src, unsigned size)
-{
-    switch (size) {
-    case 1: memcpy(dst, src, 1); break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    default: memcpy(dst, src, size); break;
-    }
-}
-
-static inline void copy_out(uint8_t *dst, const void *src, unsigned size)
+static inline void copy_bytes(void *dst, const void *src, unsigned size)
 {
     switch (size) {
     case 1: memcpy(dst, src, 1); break;
@@ -75,9 +64,9 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
         if (kind == RRU_ACC_AMO)
             *amo_ptr = host;
         else if (write)
-            copy_out(host, buf, size);
+            copy_bytes(host, buf, size);
         else
-            copy_in(buf, host, size);
+            copy_bytes(buf, host, size);
         return 0;
     }
     /* A TLB entry that allows the access names the page without a walk:
@@ -115,9 +104,9 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
         *amo_ptr = p1->data + off;   /* aligned: one page, one line */
     } else if (p2 == p1) {
         if (write)
-            copy_out(p1->data + off, buf, size);
+            copy_bytes(p1->data + off, buf, size);
         else
-            copy_in(buf, p1->data + off, size);
+            copy_bytes(buf, p1->data + off, size);
     } else {
         size_t k = RRU_PAGE_SIZE - off;
         uint8_t *b = buf;
@@ -158,7 +147,7 @@ int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a)
     uint64_t v = 0;   /* little-endian host, as the guest */
     const uint8_t *host = line_access(h, d, a, size, 0);
     if (host) {
-        copy_in(&v, host, size);
+        copy_bytes(&v, host, size);
     } else {
         int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
         if (s)
@@ -186,7 +175,7 @@ int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v)
     }
     uint8_t *host = line_access(h, d, a, size, 1);
     if (host) {
-        copy_out(host, &v, size);
+        copy_bytes(host, &v, size);
     } else {
         int s = rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);
         if (s)
