@@ -40,3 +40,11 @@ BENCH_TARGETS += bench-memory
 .PHONY: bench-memory
 bench-memory: $(RNR) $(GUEST_BINS)
 	tools/bench-memory $(abspath $(RNR)) $(abspath $(GUEST_DIR)) $(BENCH_MEMORY_BASE)
+
+# `make bench`: the recording slowdown in host CPU seconds, run and record
+# alternated (tools/bench-slowdown; SLOWDOWN_REPS pairs per program).
+SLOWDOWN_REPS ?= 3
+BENCH_TARGETS += bench-slowdown
+.PHONY: bench-slowdown
+bench-slowdown: $(RNR) $(GUEST_BINS)
+	REPS=$(SLOWDOWN_REPS) SUITE_SIZE=$(BENCH_SIZE) tools/bench-slowdown $(abspath $(RNR)) $(abspath $(GUEST_DIR))
