@@ -31,7 +31,9 @@ static inline uint8_t *line_access(rru_hart *h, const rru_insn *d, uint64_t a, u
         return NULL;
     if (h->coh) {
         uint64_t t;
-        rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
+        const uint64_t line = a & ~(RRU_LINE_SIZE - 1);
+        if (!rru_coh_refresh(h, d, line, write, &t))
+            rru_coh_access(h, d, e->page, line, write, &t);
         if (h->fkey & RRU_FKEY_TRACED)
             rru_coh_trace(h, d, a, size, write, t);
     }
@@ -91,8 +93,9 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
 
     if (h->coh) {
         uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1), t;
-        rru_coh_access(h, d, p1, line1, write, &t);
-        if (line2 != line1)
+        if (!rru_coh_refresh(h, d, line1, write, &t))
+            rru_coh_access(h, d, p1, line1, write, &t);
+        if (line2 != line1 && !rru_coh_refresh(h, d, line2, write, &t))
             rru_coh_access(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2,
                            write, &t);
         if (h->fkey & RRU_FKEY_TRACED)

@@ -199,6 +199,15 @@ struct rru_core;   /* machine.c */
  * must reach the slow path (rru_coh_trace), so none may match. */
 #define RRU_FKEY_TRACED (1ull << 48)
 
+/* Filter entries (machine.c): line address (below RRU_ADDR_LIMIT = 2^48),
+ * bit 48 for RRU_FKEY_TRACED (keys only), the epoch in bits 49-63,
+ * permission bits in the line offset. */
+#define RRU_EPOCH_SHIFT 49
+#define RRU_EPOCH_MAX 32767u
+#define RRU_EPOCH_BITS ((uint64_t)RRU_EPOCH_MAX << RRU_EPOCH_SHIFT)
+_Static_assert(RRU_ADDR_LIMIT <= RRU_FKEY_TRACED && RRU_FKEY_TRACED < (1ull << RRU_EPOCH_SHIFT),
+               "filter entry fields overlap");
+
 struct rru_hart {
     rru_ctx ctx;                 /* first: registers at offset 0 */
     rru_mem *mem;
@@ -208,6 +217,11 @@ struct rru_hart {
     struct rru_core *core;
     uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
     uint64_t fkey;               /* epoch | 7, | RRU_FKEY_TRACED with a trace hook */
+    /* The access hook of the RRU attached to the core (rru_core_ops.access)
+     * and its context, set by rru_machine_attach; NULL without one. */
+    void (*report)(void *rru, unsigned core, uint64_t line, int write, uint64_t time,
+                   uint64_t retired);
+    void *report_ctx;
 
     /* clock and retired are not adjacent, so that gcc does not merge
      * their increments in rru_leave into one vector store (slower, and a
@@ -398,6 +412,34 @@ static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)
 {
     return !h->coh || (h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] ==
                        ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
+}
+
+/* The commonest case of rru_coh_access with an RRU attached, inlined into
+ * the slow paths: LINE's filter entry still proves the permission (bit 0
+ * for a read, bit 2 for a write) but the line is not reported in this
+ * epoch (a cluster boundary flushed the filter, or a read line is first
+ * written). Then the access is a hit, at the present time: no directory,
+ * no bus transaction, only the report and the entry's update, exactly as
+ * rru_coh_access does them (the entry gets the epoch after the hook, which
+ * may have ended the cluster: the line was reported into the new one).
+ * Returns 1 with *T set if it did the access, 0 if rru_coh_access must. */
+static inline int rru_coh_refresh(rru_hart *h, const rru_insn *d, uint64_t line, int write,
+                                  uint64_t *t)
+{
+    uint64_t *slot = &h->filter[(line >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)];
+    const uint64_t e = *slot;
+    if (!h->report || (e & ~(RRU_EPOCH_BITS | 7)) != line || e == 0 || (write && !(e & 4)))
+        return 0;
+    const uint64_t key = line | (h->fkey & ~RRU_FKEY_TRACED);
+    if (write ? e == key : (e | 6) == key)
+        return 0;   /* reported: here for a TLB miss or a trace */
+    h->cur_d = d;
+    const uint64_t now = rru_now(h, d);
+    h->report(h->report_ctx, h->id, line, write, now, h->retired + rru_insn_index(h, d));
+    *slot = line | (h->fkey & RRU_EPOCH_BITS) | (write ? 7 : 1 | (e & 4));
+    h->cur_d = NULL;
+    *t = now;
+    return 1;
 }
 
 /* The host address of a load (store) of SIZE bytes at A when the TLB and

@@ -11,13 +11,6 @@
 
 #include "rru/internal.h"
 
-/* Filter entries: line address (below RRU_ADDR_LIMIT = 2^48), bit 48 for
- * RRU_FKEY_TRACED (keys only), the epoch in bits 49-63, permission bits in
- * the line offset. */
-#define EPOCH_SHIFT 49
-#define EPOCH_MAX 32767u
-_Static_assert(RRU_ADDR_LIMIT <= RRU_FKEY_TRACED && RRU_FKEY_TRACED < (1ull << EPOCH_SHIFT),
-               "filter entry fields overlap");
 #define NONE UINT64_MAX
 
 enum { CORE_IDLE, CORE_RUNNABLE, CORE_STOPPED };
@@ -26,7 +19,7 @@ typedef struct rru_core {
     rru_hart hart;                 /* first */
     unsigned idx;
     int state;
-    unsigned epoch;                /* filter epoch, 1..EPOCH_MAX */
+    unsigned epoch;                /* filter epoch, 1..RRU_EPOCH_MAX */
     const rru_core_ops *ops;
     void *rru;
     uint64_t ev_retired, ev_time;  /* one-shot event, NONE = off */
@@ -195,7 +188,7 @@ static void dir_remove(rru_machine *m, uint64_t page)
 
 /* ---- filters ---- */
 
-static uint64_t epoch_bits(unsigned e) { return (uint64_t)e << EPOCH_SHIFT; }
+static uint64_t epoch_bits(unsigned e) { return (uint64_t)e << RRU_EPOCH_SHIFT; }
 
 /* The key the interpreter's fast path compares a filter entry with. With
  * a trace hook, every access must reach the slow path (to be traced), so
@@ -213,18 +206,18 @@ static uint64_t *filter_slot(rru_core *c, uint64_t line)
 
 static int filter_has(const uint64_t *e, uint64_t line)
 {
-    return (*e & ~(epoch_bits(EPOCH_MAX) | 7)) == line && *e != 0;
+    return (*e & ~(epoch_bits(RRU_EPOCH_MAX) | 7)) == line && *e != 0;
 }
 
 void rru_machine_flush_filter(rru_machine *m, unsigned core)
 {
     rru_core *c = m->cores[core];
-    if (++c->epoch > EPOCH_MAX) {
-        /* Epochs 1..EPOCH_MAX come round again: every entry moves to epoch
+    if (++c->epoch > RRU_EPOCH_MAX) {
+        /* Epochs 1..RRU_EPOCH_MAX come round again: every entry moves to epoch
          * 0, which no key has (nothing counts as reported), while its line
          * and permission bits still prove what they proved. */
         for (unsigned i = 0; i < RRU_FILTER_N; i++)
-            c->filter[i] &= ~epoch_bits(EPOCH_MAX);
+            c->filter[i] &= ~epoch_bits(RRU_EPOCH_MAX);
         c->epoch = 1;
     }
     set_fkey(c);
@@ -383,6 +376,8 @@ void rru_machine_attach(rru_machine *m, unsigned core, const rru_core_ops *ops, 
 {
     m->cores[core]->ops = ops;
     m->cores[core]->rru = ops ? rru : NULL;
+    m->cores[core]->hart.report = ops ? ops->access : NULL;
+    m->cores[core]->hart.report_ctx = ops ? rru : NULL;
     rru_machine_flush_filter(m, core);
 }
 
@@ -477,7 +472,8 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
      * access made it so; a transaction of another core that takes the
      * permission away clears bits 1 and 2 (a read ends ownership) or the
      * whole entry (a write, rru_machine_forget), whatever its epoch
-     * (filter_has ignores epochs). */
+     * (filter_has ignores epochs). rru_coh_refresh (internal.h) is the
+     * same hit, not yet reported, inlined into the slow paths. */
     if (rc->ops) {
         uint64_t e = *slot;
         if (filter_has(slot, line) && (!write || (e & 4))) {
