@@ -390,10 +390,10 @@ void rru_retire(rru_unit *u, uint64_t now, uint64_t n)
     }
 }
 
-/* LINE joins the current cluster's signature and the summaries. */
+/* LINE joins the summaries and the current cluster's signature (last, so
+ * that the insert is a tail call). */
 static inline void insert_line(rru_unit *u, uint64_t line, int write)
 {
-    sig_insert(u->cur_sig[write != 0], line);
     if (!u->cfg.sig_bits) {
         cluster *cl = &u->slot[u->cc];
         uint32_t b = rru_summary_bit(line);
@@ -405,6 +405,7 @@ static inline void insert_line(rru_unit *u, uint64_t line, int write)
             u->sum_wr[b >> 6] |= bit;
         }
     }
+    sig_insert(u->cur_sig[write != 0], line);
 }
 
 void rru_access(rru_unit *u, uint64_t now, uint64_t line, int write, int bus)

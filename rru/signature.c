@@ -135,40 +135,54 @@ static void grow(sig *s)
     free(old_used);
 }
 
-void sig_insert(sig *s, uint64_t line)
+/* The parts of an insert that are not a hit on the last group, out of
+ * line: the common case then needs no stack frame. */
+static __attribute__((noinline)) void bloom_insert(sig *s, uint64_t line)
 {
-    if (s->bits) {
-        uint64_t h = mix64(line), h2 = (h >> 32) | 1;
-        uint32_t mask = s->bloom_bits - 1;
-        for (uint32_t k = 0; k < s->hashes; k++) {
-            uint32_t b = (uint32_t)(h + k * h2) & mask;
-            s->bits[b >> 6] |= 1ull << (b & 63);
-        }
+    uint64_t h = mix64(line), h2 = (h >> 32) | 1;
+    uint32_t mask = s->bloom_bits - 1;
+    for (uint32_t k = 0; k < s->hashes; k++) {
+        uint32_t b = (uint32_t)(h + k * h2) & mask;
+        s->bits[b >> 6] |= 1ull << (b & 63);
+    }
+    s->count++;
+}
+
+static __attribute__((noinline)) void group_insert(sig *s, uint64_t group, uint64_t bit)
+{
+    sig_slot *d = find(s, group);
+    if (!d->mask) {
+        uint32_t sb = summary_bit(group);
+        s->summary[sb >> 6] |= 1ull << (sb & 63);
+        d->group = group;
+        d->mask = bit;
         s->count++;
-        return;
-    }
-    uint64_t key = key_of(line), group = key >> 6, bit = 1ull << (key & 63);
-    sig_slot *d = s->last;
-    if (!d || d->group != group) {
-        d = find(s, group);
-        if (!d->mask) {
-            uint32_t sb = summary_bit(group);
-            s->summary[sb >> 6] |= 1ull << (sb & 63);
-            d->group = group;
-            s->used[s->nused++] = (uint32_t)(d - s->slot);
-            if (s->nused * 2 > s->cap) {
-                d->mask = bit;
-                s->count++;
-                grow(s);
-                return;
-            }
+        s->used[s->nused++] = (uint32_t)(d - s->slot);
+        if (s->nused * 2 > s->cap) {
+            grow(s);   /* forgets last */
+            return;
         }
-        s->last = d;
-    }
-    if (!(d->mask & bit)) {
+    } else if (!(d->mask & bit)) {
         d->mask |= bit;
         s->count++;
     }
+    s->last = d;
+}
+
+void sig_insert(sig *s, uint64_t line)
+{
+    if (s->bits) {
+        bloom_insert(s, line);
+        return;
+    }
+    const uint64_t key = key_of(line), group = key >> 6, bit = 1ull << (key & 63);
+    sig_slot *d = s->last;
+    if (d && d->group == group) {
+        s->count += !(d->mask & bit);
+        d->mask |= bit;
+        return;
+    }
+    group_insert(s, group, bit);
 }
 
 uint64_t sig_hash(uint64_t line) { return mix64(line); }
