@@ -217,8 +217,9 @@ struct rru_hart {
     struct rru_core *core;
     uint64_t *filter;            /* RRU_FILTER_N entries: line | epoch | perm */
     uint64_t fkey;               /* epoch | 7, | RRU_FKEY_TRACED with a trace hook */
-    /* The access hook of the RRU attached to the core (rru_core_ops.access)
-     * and its context, set by rru_machine_attach; NULL without one. */
+    /* The access hook of the RRU attached to the core (rru_core_ops.access,
+     * or a no-op if it has none) and its context, set by
+     * rru_machine_attach; NULL when no RRU is attached. */
     void (*report)(void *rru, unsigned core, uint64_t line, int write, uint64_t time,
                    uint64_t retired);
     void *report_ctx;
@@ -414,8 +415,8 @@ static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)
                        ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
 }
 
-/* The commonest case of rru_coh_access with an RRU attached, inlined into
- * the slow paths: LINE's filter entry still proves the permission (bit 0
+/* The commonest case of rru_coh_access with an RRU attached (which calls
+ * it too), inlined into the slow paths: LINE's filter entry still proves the permission (bit 0
  * for a read, bit 2 for a write) but the line is not reported in this
  * epoch (a cluster boundary flushed the filter, or a read line is first
  * written). Then the access is a hit, at the present time: no directory,

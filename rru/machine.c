@@ -206,7 +206,7 @@ static uint64_t *filter_slot(rru_core *c, uint64_t line)
 
 static int filter_has(const uint64_t *e, uint64_t line)
 {
-    return (*e & ~(epoch_bits(RRU_EPOCH_MAX) | 7)) == line && *e != 0;
+    return (*e & ~(RRU_EPOCH_BITS | 7)) == line && *e != 0;
 }
 
 void rru_machine_flush_filter(rru_machine *m, unsigned core)
@@ -217,7 +217,7 @@ void rru_machine_flush_filter(rru_machine *m, unsigned core)
          * 0, which no key has (nothing counts as reported), while its line
          * and permission bits still prove what they proved. */
         for (unsigned i = 0; i < RRU_FILTER_N; i++)
-            c->filter[i] &= ~epoch_bits(RRU_EPOCH_MAX);
+            c->filter[i] &= ~RRU_EPOCH_BITS;
         c->epoch = 1;
     }
     set_fkey(c);
@@ -372,11 +372,18 @@ void rru_machine_set_env(rru_machine *m, const rru_env_ops *ops, void *env)
         rru_hart_set_env(&m->cores[i]->hart, ops, env);
 }
 
+static void no_report(void *rru, unsigned core, uint64_t line, int write, uint64_t time,
+                      uint64_t retired)
+{
+    (void)rru, (void)core, (void)line, (void)write, (void)time, (void)retired;
+}
+
 void rru_machine_attach(rru_machine *m, unsigned core, const rru_core_ops *ops, void *rru)
 {
     m->cores[core]->ops = ops;
     m->cores[core]->rru = ops ? rru : NULL;
-    m->cores[core]->hart.report = ops ? ops->access : NULL;
+    /* report is set exactly when ops are (rru_coh_refresh tells by it). */
+    m->cores[core]->hart.report = !ops ? NULL : ops->access ? ops->access : no_report;
     m->cores[core]->hart.report_ctx = ops ? rru : NULL;
     rru_machine_flush_filter(m, core);
 }
@@ -472,20 +479,18 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
      * access made it so; a transaction of another core that takes the
      * permission away clears bits 1 and 2 (a read ends ownership) or the
      * whole entry (a write, rru_machine_forget), whatever its epoch
-     * (filter_has ignores epochs). rru_coh_refresh (internal.h) is the
-     * same hit, not yet reported, inlined into the slow paths. */
+     * (filter_has ignores epochs). rru_coh_refresh (internal.h, also
+     * called by the slow paths directly) does such a hit when the line is
+     * not yet reported; a reported line has a matching entry, so it is one
+     * too. */
     if (rc->ops) {
-        uint64_t e = *slot;
-        if (filter_has(slot, line) && (!write || (e & 4))) {
-            if (!reported) {
-                if (rc->ops->access)
-                    rc->ops->access(rc->rru, r, line, write, t, h->retired + rru_insn_index(h, d));
-                *slot = line | epoch_bits(rc->epoch) | (write ? 7 : 1 | (e & 4));
-            }
+        if (reported) {
             h->cur_d = NULL;
             *time_out = t;
             return;
         }
+        if (rru_coh_refresh(h, d, line, write, time_out))
+            return;
     }
 
     dir_line *l = dir_get(m, pg, line);
