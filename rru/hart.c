@@ -56,7 +56,6 @@ void rru_hart_flush_code(rru_hart *h)
     }
     memset(h->buckets, 0, RRU_BUCKETS * sizeof h->buckets[0]);
     h->nblocks = 0;
-    h->next_blk = NULL;
 }
 
 static void *arena_alloc(rru_hart *h, size_t bytes)
@@ -215,7 +214,6 @@ int rru_relink(rru_hart *h, const rru_insn *d, rru_link *l, uint64_t pc, int sta
         *l = (rru_link){.blk = nb, .pc = pc, .span = (uint64_t)h->cur_blk->n + nb->n};
         if (rru_may_chain(h, l->span))
             return rru_chain(h, nb, pc);
-        h->next_blk = nb;
     }
     h->ctx.pc = pc;
     return rru_exit(h, d, status);
@@ -255,7 +253,6 @@ void rru_hart_fini(rru_hart *h)
 {
     arena_free_all(h->arena);
     h->arena = NULL;
-    h->next_blk = NULL;
     free(h->buckets);
     h->buckets = NULL;
     free(h->cut);
@@ -424,12 +421,7 @@ int rru_hart_run(rru_hart *h, uint64_t max, uint64_t time_end, uint64_t event_ti
             result = RRU_RUN_EVENT;
             break;
         }
-        /* Most often the block a chain stopped before: the hint, if it is
-         * the one at pc, spares the probe (a host cache miss when the
-         * hart resumes after a slice of another). */
-        rru_block *b = h->next_blk;
-        if (!b || b->pc != h->ctx.pc)
-            b = lookup_block(h, h->ctx.pc);
+        rru_block *b = lookup_block(h, h->ctx.pc);
         if (RRU_UNLIKELY(!b)) {
             fill_trap_stop(h, st, h->ctx.pc);
             result = st->reason;

@@ -251,10 +251,6 @@ struct rru_hart {
     uint64_t chain_end;          /* rru_leave may go on into a block of n
                                   * instructions while clock + n <= this */
     rru_block **buckets;         /* RRU_BUCKETS chains by pc */
-    rru_block *next_blk;         /* a hint: the linked block a chain stopped
-                                  * before (the run loop's next block, whose
-                                  * lookup then needs no probe); NULL, or a
-                                  * live block: cleared with the blocks */
     rru_arena_chunk *arena;
     uint64_t nblocks;
     rru_block *cut;              /* RRU_BLOCK_MAX + 1 instructions: the head of
@@ -366,7 +362,6 @@ static inline int rru_leave(rru_hart *h, const rru_insn *d, rru_link *l, uint64_
         return rru_relink(h, d, l, pc, status);
     if (RRU_LIKELY(rru_may_chain(h, l->span)))
         return rru_chain(h, l->blk, pc);
-    h->next_blk = l->blk;
     h->ctx.pc = pc;
     return rru_exit(h, d, status);
 }

@@ -956,42 +956,6 @@ START_TEST(rru_hart_sees_new_code_after_fence_i_and_host_writes)
 }
 END_TEST
 
-START_TEST(rru_hart_run_drops_its_next_block_hint_with_the_code)
-{
-    /* Two blocks jumping to each other: A (a0 += 1) and B (a0 += 10). A
-     * run limited to A and B stops before the chain goes back into A, so
-     * the run loop keeps A as the hint for its next block. A host write
-     * then changes A: the next run must decode the new A (a0 += 100), not
-     * run the old one through the hint. */
-    rru_mem *m = rru_mem_new();
-    rru_mem_map(m, TEST_CODE, RRU_PAGE_SIZE, RRU_PROT_R | RRU_PROT_X);
-    uint32_t code[] = {
-        /* 0: A */ I_ADDI(A0, A0, 1),
-        /* 4 */ I_JAL(ZERO, 4),
-        /* 8: B */ I_ADDI(A0, A0, 10),
-        /* 12 */ I_JAL(ZERO, -12),
-    };
-    rru_mem_write(m, TEST_CODE, code, sizeof code);
-    rru_hart *h = rru_hart_new(m, 0);
-    rru_ctx c;
-    rru_ctx_init(&c, TEST_CODE);
-    rru_hart_load(h, &c);
-    rru_stop st;
-    ck_assert_int_eq(rru_hart_execute(h, 4, &st), RRU_STOP_LIMIT);
-    ck_assert_uint_eq(rru_hart_ctx(h)->x[A0], 11);
-    ck_assert_uint_eq(rru_hart_ctx(h)->pc, TEST_CODE);
-    /* Both blocks are linked now; the same again, same code. */
-    ck_assert_int_eq(rru_hart_execute(h, 4, &st), RRU_STOP_LIMIT);
-    ck_assert_uint_eq(rru_hart_ctx(h)->x[A0], 22);
-    uint32_t patch = I_ADDI(A0, A0, 100);
-    rru_mem_write(m, TEST_CODE, &patch, 4);
-    ck_assert_int_eq(rru_hart_execute(h, 4, &st), RRU_STOP_LIMIT);
-    ck_assert_uint_eq(rru_hart_ctx(h)->x[A0], 132);
-    rru_hart_free(h);
-    rru_mem_free(m);
-}
-END_TEST
-
 START_TEST(rru_hart_unmap_is_seen_by_the_next_execute)
 {
     uint32_t code[] = { I_LD(A1, A0, 0), I_ECALL };
@@ -1041,7 +1005,6 @@ TU_SUITE(rru_isa)
     tcase_add_loop_test(tc, rru_hart_executes_exactly_n_instructions, 0, 4);
     tcase_add_test(tc, rru_hart_illegal_and_fetch_faults_stop_cleanly);
     tcase_add_test(tc, rru_hart_sees_new_code_after_fence_i_and_host_writes);
-    tcase_add_test(tc, rru_hart_run_drops_its_next_block_hint_with_the_code);
     tcase_add_test(tc, rru_hart_unmap_is_seen_by_the_next_execute);
     tcase_add_test(tc, rru_harts_run_concurrently_on_shared_memory);
     tcase_add_loop_test(tc, rru_hart_forwarding_matches_one_at_a_time, 0, 8);
