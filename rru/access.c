@@ -13,27 +13,18 @@ static void tlb_fill(rru_hart *h, rru_page *p)
                   ? p->addr : ~0ull;
 }
 
-/* Coherence for one line: the filter hit of rru_coh_refresh inline, the
- * rest in rru_coh_access. */
-static inline void coh_line(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
-                            int write, uint64_t *t)
-{
-    if (!rru_coh_refresh(h, d, line, write, t))
-        rru_coh_access(h, d, pg, line, write, t);
-}
-
 /* The host address of an access of SIZE bytes at A that stays on one line
  * of a page the TLB entry allows, once coherence and the hooks have seen
  * it; NULL if the access needs the general path. This is what the direct
  * path does, plus coherence (most often a line held since an earlier
  * filter epoch, reported again). The page's descriptor is not touched
- * (rru_coh_access reads it only for a directory lookup): a write needs no
+ * (rru_coh_miss reads it only for a directory lookup): a write needs no
  * code check, since a page holding code never has a write tag (fetch_page
  * clears this hart's, and the other harts' TLBs are flushed by the tlb
  * generation before they run), and the entry needs no refill. Always
  * inlined: the load and store slow paths are its hot callers. */
-static inline __attribute__((always_inline)) uint8_t *line_access(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
-                                   int write)
+static inline __attribute__((always_inline)) uint8_t *
+line_access(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int write)
 {
     const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
     if ((write ? e->wtag : e->rtag) != (a & ~(RRU_PAGE_SIZE - 1)) ||
@@ -41,7 +32,7 @@ static inline __attribute__((always_inline)) uint8_t *line_access(rru_hart *h, c
         return NULL;
     if (h->coh) {
         uint64_t t;
-        coh_line(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
+        rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
         if (h->fkey & RRU_FKEY_TRACED)
             rru_coh_trace(h, d, a, size, write, t);
     }
@@ -101,9 +92,10 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
 
     if (h->coh) {
         uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1), t;
-        coh_line(h, d, p1, line1, write, &t);
+        rru_coh_access(h, d, p1, line1, write, &t);
         if (line2 != line1)
-            coh_line(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2, write, &t);
+            rru_coh_access(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2,
+                           write, &t);
         if (h->fkey & RRU_FKEY_TRACED)
             rru_coh_trace(h, d, a, size, write, t);
     }

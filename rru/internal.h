@@ -402,43 +402,52 @@ enum { RRU_ACC_LOAD = 0, RRU_ACC_STORE = 1, RRU_ACC_AMO = 2 };
 int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
                     void *buf, uint8_t **amo_ptr);
 
+/* The filter entry of the line holding A, and whether entry E is of LINE
+ * (of any epoch; an empty entry is of no line). */
+static inline uint64_t *rru_filter_slot(const rru_hart *h, uint64_t a)
+{
+    return &h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)];
+}
+static inline int rru_filter_has(uint64_t e, uint64_t line)
+{
+    return (e & ~(RRU_EPOCH_BITS | 7)) == line && e != 0;
+}
+
 /* Filter check: the core holds the line and has reported it (coherence on),
  * or coherence is off. */
 static inline int rru_filter_read_ok(const rru_hart *h, uint64_t a)
 {
-    return !h->coh || ((h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] | 6) ==
-                       ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
+    return !h->coh || ((*rru_filter_slot(h, a) | 6) == ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
 }
 static inline int rru_filter_write_ok(const rru_hart *h, uint64_t a)
 {
-    return !h->coh || (h->filter[(a >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)] ==
-                       ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
+    return !h->coh || (*rru_filter_slot(h, a) == ((a & ~(RRU_LINE_SIZE - 1)) | h->fkey));
 }
 
-/* The commonest case of rru_coh_access with an RRU attached (which calls
- * it too), inlined into the slow paths: LINE's filter entry still proves the permission (bit 0
- * for a read, bit 2 for a write) but the line is not reported in this
- * epoch (a cluster boundary flushed the filter, or a read line is first
- * written). Then the access is a hit, at the present time: no directory,
- * no bus transaction, only the report and the entry's update, exactly as
- * rru_coh_access does them (the entry gets the epoch after the hook, which
- * may have ended the cluster: the line was reported into the new one).
- * Returns 1 with *T set if it did the access, 0 if rru_coh_access must. */
-static inline int rru_coh_refresh(rru_hart *h, const rru_insn *d, uint64_t line, int write,
-                                  uint64_t *t)
+/* The filter hit of rru_coh_access with an RRU attached, inline: LINE's
+ * entry proves the permission (bit 0 for a read, bit 2 for a write), so
+ * the access is a hit at the present time, with no directory lookup and
+ * no bus transaction. A line already reported in this epoch (here for a
+ * TLB miss or a trace) needs nothing more; otherwise (a cluster boundary
+ * flushed the filter, or a line only read so far is first written) the
+ * hook reports it and the entry gets the epoch read after the hook, which
+ * may have ended the cluster: the line was reported into the new one.
+ * Returns 1 with *T set if it did the access, 0 if rru_coh_miss must. */
+static inline int rru_coh_hit(rru_hart *h, const rru_insn *d, uint64_t line, int write,
+                              uint64_t *t)
 {
-    uint64_t *slot = &h->filter[(line >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)];
+    uint64_t *slot = rru_filter_slot(h, line);
     const uint64_t e = *slot;
-    if (!h->report || (e & ~(RRU_EPOCH_BITS | 7)) != line || e == 0 || (write && !(e & 4)))
+    if (!h->report || !rru_filter_has(e, line) || (write && !(e & 4)))
         return 0;
-    const uint64_t key = line | (h->fkey & ~RRU_FKEY_TRACED);
-    if (write ? e == key : (e | 6) == key)
-        return 0;   /* reported: here for a TLB miss or a trace */
-    h->cur_d = d;
     const uint64_t now = rru_now(h, d);
-    h->report(h->report_ctx, h->id, line, write, now, h->retired + rru_insn_index(h, d));
-    *slot = line | (h->fkey & RRU_EPOCH_BITS) | (write ? 7 : 1 | (e & 4));
-    h->cur_d = NULL;
+    const uint64_t key = line | (h->fkey & ~RRU_FKEY_TRACED);
+    if (!(write ? e == key : (e | 6) == key)) {
+        h->cur_d = d;
+        h->report(h->report_ctx, h->id, line, write, now, h->retired + rru_insn_index(h, d));
+        *slot = line | (h->fkey & RRU_EPOCH_BITS) | (write ? 7 : 1 | (e & 4));
+        h->cur_d = NULL;
+    }
     *t = now;
     return 1;
 }
@@ -509,12 +518,21 @@ static inline int rru_amo_ptr(rru_hart *h, const rru_insn *d, uint64_t a, unsign
 
 /* ---- coherence (machine.c): the slow path of a core's access ---- */
 
+/* The rest of rru_coh_access: the directory (machine.c). */
+void rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
+                  uint64_t *time_out);
+
 /* Core h accesses LINE (write or not) on guest page PG for instruction D
  * (NULL: a syscall access): a bus transaction if the core lacks the
  * permission, hooks, filter update; advances h->clock by the wait.
- * TIME_OUT receives the access time. */
-void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
-                    uint64_t *time_out);
+ * TIME_OUT receives the access time. The filter hit inline, the rest out
+ * of line. */
+static inline void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
+                                  int write, uint64_t *time_out)
+{
+    if (!rru_coh_hit(h, d, line, write, time_out))
+        rru_coh_miss(h, d, pg, line, write, time_out);
+}
 /* Trace hook of the machine (NULL if none). */
 void rru_coh_trace(rru_hart *h, const rru_insn *d, uint64_t addr, unsigned size, int write,
                    uint64_t time);

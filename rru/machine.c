@@ -199,15 +199,8 @@ static void set_fkey(rru_core *c)
     c->hart.fkey = epoch_bits(c->epoch) | 7 | (c->hart.mach && c->hart.mach->trace ? RRU_FKEY_TRACED : 0);
 }
 
-static uint64_t *filter_slot(rru_core *c, uint64_t line)
-{
-    return &c->filter[(line >> RRU_LINE_SHIFT) & (RRU_FILTER_N - 1)];
-}
-
-static int filter_has(const uint64_t *e, uint64_t line)
-{
-    return (*e & ~(RRU_EPOCH_BITS | 7)) == line && *e != 0;
-}
+static uint64_t *filter_slot(rru_core *c, uint64_t line) { return rru_filter_slot(&c->hart, line); }
+static int filter_has(const uint64_t *e, uint64_t line) { return rru_filter_has(*e, line); }
 
 void rru_machine_flush_filter(rru_machine *m, unsigned core)
 {
@@ -375,14 +368,13 @@ void rru_machine_set_env(rru_machine *m, const rru_env_ops *ops, void *env)
 static void no_report(void *rru, unsigned core, uint64_t line, int write, uint64_t time,
                       uint64_t retired)
 {
-    (void)rru, (void)core, (void)line, (void)write, (void)time, (void)retired;
 }
 
 void rru_machine_attach(rru_machine *m, unsigned core, const rru_core_ops *ops, void *rru)
 {
     m->cores[core]->ops = ops;
     m->cores[core]->rru = ops ? rru : NULL;
-    /* report is set exactly when ops are (rru_coh_refresh tells by it). */
+    /* report is set exactly when ops are (rru_coh_hit tells by it). */
     m->cores[core]->hart.report = !ops ? NULL : ops->access ? ops->access : no_report;
     m->cores[core]->hart.report_ctx = ops ? rru : NULL;
     rru_machine_flush_filter(m, core);
@@ -453,8 +445,8 @@ static uint64_t next_random(rru_machine *m)
  *     after a and no later than b: tb >= T_X.
  * (4) T_X >= c_i + 1 > ta if i still holds a's permission (it conflicts
  *     with X), else T_X >= line.T > ta by (2). Hence ta < tb. */
-void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
-                    uint64_t *time_out)
+void rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
+                  uint64_t *time_out)
 {
     rru_machine *m = h->mach;
     rru_core *rc = h->core;
@@ -463,35 +455,26 @@ void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
     h->cur_d = d;
     uint64_t now = rru_now(h, d), t = now;
     /* Already reported in this filter epoch (the fast path's test, for
-     * accesses that come here for another reason: a TLB miss, a trace). */
+     * accesses that come here for another reason: a TLB miss, a trace;
+     * with an RRU attached rru_coh_hit took those, so this is 0). */
     uint64_t *slot = filter_slot(rc, line), key = line | epoch_bits(rc->epoch) | 7;
     int reported = write ? *slot == key : (*slot | 6) == key;
 
-    /* A line whose filter entry proves the permission (of an older epoch:
-     * the RRU's cluster boundaries flush the filter; or of this one, for a
-     * first write after reads) is a hit: the directory is not looked up.
+    /* With an RRU attached, a line whose filter entry proves the
+     * permission (of an older epoch: the RRU's cluster boundaries flush
+     * the filter; or of this one, for a first write after reads) is a hit
+     * that rru_coh_hit did: the directory is not looked up. Without one
+     * the directory is, and says the same.
      * Entry bits: 0, the core is among L's sharers; 2, it is L's owner;
      * 1, stores may use the entry directly (the fast path's write test
      * wants all three and this epoch; with an RRU attached bit 1 also
      * means the write was reported in that epoch, so a line only read so
      * far is reported again when first written). Invariant: bits 0 and 2
-     * are true of the directory. Entries are written only here, after the
-     * access made it so; a transaction of another core that takes the
-     * permission away clears bits 1 and 2 (a read ends ownership) or the
-     * whole entry (a write, rru_machine_forget), whatever its epoch
-     * (filter_has ignores epochs). rru_coh_refresh (internal.h, also
-     * called by the slow paths directly) does such a hit when the line is
-     * not yet reported; a reported line has a matching entry, so it is one
-     * too. */
-    if (rc->ops) {
-        if (reported) {
-            h->cur_d = NULL;
-            *time_out = t;
-            return;
-        }
-        if (rru_coh_refresh(h, d, line, write, time_out))
-            return;
-    }
+     * are true of the directory. Entries are written only here and by
+     * rru_coh_hit, after the access made it so; a transaction of another
+     * core that takes the permission away clears bits 1 and 2 (a read
+     * ends ownership) or the whole entry (a write, rru_machine_forget),
+     * whatever its epoch (filter_has ignores epochs). */
 
     dir_line *l = dir_get(m, pg, line);
 
