@@ -31,8 +31,7 @@ line_access(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int write
         ((a ^ (a + size - 1)) & ~(uint64_t)(RRU_LINE_SIZE - 1)) != 0)
         return NULL;
     if (h->coh) {
-        uint64_t t;
-        rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write, &t);
+        const uint64_t t = rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write);
         if (h->fkey & RRU_FKEY_TRACED)
             rru_coh_trace(h, d, a, size, write, t);
     }
@@ -91,11 +90,11 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     }
 
     if (h->coh) {
-        uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1), t;
-        rru_coh_access(h, d, p1, line1, write, &t);
+        uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1);
+        uint64_t t = rru_coh_access(h, d, p1, line1, write);
         if (line2 != line1)
-            rru_coh_access(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2,
-                           write, &t);
+            t = rru_coh_access(h, d, (line2 & ~(RRU_PAGE_SIZE - 1)) == p1->addr ? p1 : p2, line2,
+                               write);
         if (h->fkey & RRU_FKEY_TRACED)
             rru_coh_trace(h, d, a, size, write, t);
     }
@@ -129,6 +128,43 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
     return 0;
 }
 
+/* The register write of load D: V as D's op says (width, sign extension,
+ * FP with NaN-boxing). */
+static inline void load_result(rru_hart *h, const rru_insn *d, uint64_t v, unsigned size,
+                               int sign, int fp)
+{
+    if (sign) {
+        const unsigned sh = 64 - 8 * size;
+        v = (uint64_t)((int64_t)(v << sh) >> sh);
+    }
+    if (fp)
+        h->ctx.f[d->rd] = size == 4 ? 0xffffffff00000000ull | v : v;
+    else
+        h->ctx.x[d->rd] = v;
+}
+
+/* The general path of a load or store that line_access did not take:
+ * 0 once done (a load's register written), else a trap status. Out of
+ * line and with its own buffer, so that the slow paths below pass the
+ * address of no local anywhere: gcc then keeps their rru_next a tail
+ * call, where a call would nest the rest of the block chain in their
+ * frame (one frame per slow access until the chain returns). */
+static __attribute__((noinline)) int load_general(rru_hart *h, const rru_insn *d, uint64_t a,
+                                                  unsigned size, int sign, int fp)
+{
+    uint64_t v = 0;   /* little-endian host, as the guest */
+    int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
+    if (s == 0)
+        load_result(h, d, v, size, sign, fp);
+    return s;
+}
+
+static __attribute__((noinline)) int store_general(rru_hart *h, const rru_insn *d, uint64_t a,
+                                                   unsigned size, uint64_t v)
+{
+    return rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);
+}
+
 /* The size of a plain load or store op, and how a load writes its register. */
 int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a)
 {
@@ -145,23 +181,21 @@ int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a)
     case RRU_OP_fld: fp = 1; break;
     default: break;   /* ld */
     }
-    uint64_t v = 0;   /* little-endian host, as the guest */
     const uint8_t *host = line_access(h, d, a, size, 0);
     if (host) {
-        copy_bytes(&v, host, size);
+        uint64_t v;
+        switch (size) {
+        case 1: v = *host; break;
+        case 2: { uint16_t x; memcpy(&x, host, 2); v = x; break; }
+        case 4: { uint32_t x; memcpy(&x, host, 4); v = x; break; }
+        default: memcpy(&v, host, 8); break;
+        }
+        load_result(h, d, v, size, sign, fp);
     } else {
-        int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
+        int s = load_general(h, d, a, size, sign, fp);
         if (s)
             return s;
     }
-    if (sign) {
-        const unsigned sh = 64 - 8 * size;
-        v = (uint64_t)((int64_t)(v << sh) >> sh);
-    }
-    if (fp)
-        h->ctx.f[d->rd] = size == 4 ? 0xffffffff00000000ull | v : v;
-    else
-        h->ctx.x[d->rd] = v;
     return rru_next(h, d);
 }
 
@@ -176,9 +210,14 @@ int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v)
     }
     uint8_t *host = line_access(h, d, a, size, 1);
     if (host) {
-        copy_bytes(host, &v, size);
+        switch (size) {
+        case 1: *host = (uint8_t)v; break;
+        case 2: { uint16_t x = (uint16_t)v; memcpy(host, &x, 2); break; }
+        case 4: { uint32_t x = (uint32_t)v; memcpy(host, &x, 4); break; }
+        default: memcpy(host, &v, 8); break;
+        }
     } else {
-        int s = rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);
+        int s = store_general(h, d, a, size, v);
         if (s)
             return s;
     }

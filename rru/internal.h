@@ -518,20 +518,24 @@ static inline int rru_amo_ptr(rru_hart *h, const rru_insn *d, uint64_t a, unsign
 
 /* ---- coherence (machine.c): the slow path of a core's access ---- */
 
-/* The rest of rru_coh_access: the directory (machine.c). */
-void rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
-                  uint64_t *time_out);
+/* The rest of rru_coh_access: the directory (machine.c). Returns the
+ * access time. */
+uint64_t rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write);
 
 /* Core h accesses LINE (write or not) on guest page PG for instruction D
  * (NULL: a syscall access): a bus transaction if the core lacks the
  * permission, hooks, filter update; advances h->clock by the wait.
- * TIME_OUT receives the access time. The filter hit inline, the rest out
- * of line. */
-static inline void rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line,
-                                  int write, uint64_t *time_out)
+ * Returns the access time. The filter hit inline, the rest out of line.
+ * The time is returned, not stored through a pointer, so that a caller
+ * passes no address of a local out of line and its own rru_next stays
+ * a tail call (a call there nests the rest of the chain in its frame). */
+static inline uint64_t rru_coh_access(rru_hart *h, const rru_insn *d, rru_page *pg,
+                                      uint64_t line, int write)
 {
-    if (!rru_coh_hit(h, d, line, write, time_out))
-        rru_coh_miss(h, d, pg, line, write, time_out);
+    uint64_t t;
+    if (rru_coh_hit(h, d, line, write, &t))
+        return t;
+    return rru_coh_miss(h, d, pg, line, write);
 }
 /* Trace hook of the machine (NULL if none). */
 void rru_coh_trace(rru_hart *h, const rru_insn *d, uint64_t addr, unsigned size, int write,

@@ -445,8 +445,7 @@ static uint64_t next_random(rru_machine *m)
  *     after a and no later than b: tb >= T_X.
  * (4) T_X >= c_i + 1 > ta if i still holds a's permission (it conflicts
  *     with X), else T_X >= line.T > ta by (2). Hence ta < tb. */
-void rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write,
-                  uint64_t *time_out)
+uint64_t rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, int write)
 {
     rru_machine *m = h->mach;
     rru_core *rc = h->core;
@@ -553,7 +552,7 @@ void rru_coh_miss(rru_hart *h, const rru_insn *d, rru_page *pg, uint64_t line, i
     if (!reported || (perm & 2))
         *slot = line | epoch_bits(rc->epoch) | perm;
     h->cur_d = NULL;
-    *time_out = t;
+    return t;
 }
 
 void rru_coh_trace(rru_hart *h, const rru_insn *d, uint64_t addr, unsigned size, int write,
@@ -625,8 +624,7 @@ static int core_access(rru_machine *m, unsigned core, uint64_t addr, void *buf, 
         size_t k = (size_t)(line + RRU_LINE_SIZE - addr);
         if (k > n)
             k = n;
-        uint64_t t;
-        rru_coh_access(h, NULL, p, line, write, &t);
+        const uint64_t t = rru_coh_access(h, NULL, p, line, write);
         rru_coh_trace(h, NULL, addr, (unsigned)k, write, t);
         size_t off = addr & (RRU_PAGE_SIZE - 1);
         if (write) {
