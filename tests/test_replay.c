@@ -266,6 +266,15 @@ START_TEST(replay_names_what_is_damaged)
     expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "maxpar.log", "corrupt maxpar");
     rename(saved, path);
 
+    /* No final log of the format asked for: the message names the
+     * command that writes it. */
+    snprintf(path, sizeof path, "%s/stitched.log", dir);
+    snprintf(saved, sizeof saved, "%s/stitched.saved", dir);
+    rename(path, saved);
+    expect_failure((const char *[]){"replay", "--format", "stitched", dir, NULL}, 2,
+                   "rnr backend", "no stitched log");
+    rename(saved, path);
+
     /* A corrupt input log. */
     snprintf(path, sizeof path, "%s/input.log", dir);
     snprintf(saved, sizeof saved, "%s/input.saved", dir);

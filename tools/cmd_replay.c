@@ -2,6 +2,7 @@
  * its final logs on W worker threads and proves that the replay reproduced
  * the recording: stdout, exit status, per-thread instruction counts and
  * the final state digest. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,13 @@ int cmd_replay(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.log", dir, rnr_log_kind_name((uint32_t)kind));
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        /* A bundle recorded without --backend has only the initial log. */
+        rp_exec_free(x);
+        return cli_bad_input("replay", "%s: no such file: the bundle has no %s log yet ('rnr "
+                             "backend %s' writes all four; 'rnr record --backend' records with them)",
+                             path, format, dir);
+    }
     rnr_reader *r = rnr_reader_open(path, err, sizeof err);
     if (!r) {
         rp_exec_free(x);
