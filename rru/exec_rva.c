@@ -5,27 +5,56 @@
 
 #define BODY(name) int rru_x_##name(rru_hart *h, const rru_insn *d, uint64_t fv)
 
+/* The general paths (rru_access_slow) are out of line, each with its own
+ * buffer, so that the bodies below pass the address of no local out of
+ * line: their rru_next then stays a tail call (see rru_load_slow). */
+
+static inline void lr_done(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
+                           uint64_t raw)
+{
+    h->ctx.resv_addr = a;
+    h->ctx.resv_valid = size;
+    X(RD) = size == 4 ? (uint64_t)(int64_t)(int32_t)raw : raw;
+}
+
+static __attribute__((noinline)) int lr_general(rru_hart *h, const rru_insn *d, uint64_t a,
+                                                unsigned size)
+{
+    uint64_t v = 0;   /* little-endian host, as the guest */
+    int s = rru_access_slow(h, d, a, size, RRU_ACC_LOAD, &v, NULL);
+    if (s == 0)
+        lr_done(h, d, a, size, v);
+    return s;
+}
+
 static int lr(rru_hart *h, const rru_insn *d, unsigned size)
 {
     uint64_t a = X(RS1);
     if (a & (size - 1))
         return rru_trap(h, d, RRU_CAUSE_LOAD_MISALIGNED, a);
-    uint64_t v;
-    if (size == 4) {
-        int32_t w;
-        int s = rru_load(h, d, a, 4, &w);
-        if (s)
-            return s;
-        v = (uint64_t)(int64_t)w;
+    const uint8_t *p = rru_load_direct(h, a, size);
+    if (p) {
+        uint64_t v;
+        if (size == 4) {
+            uint32_t w;
+            memcpy(&w, p, 4);
+            v = w;
+        } else {
+            memcpy(&v, p, 8);
+        }
+        lr_done(h, d, a, size, v);
     } else {
-        int s = rru_load(h, d, a, 8, &v);
+        int s = lr_general(h, d, a, size);
         if (s)
             return s;
     }
-    h->ctx.resv_addr = a;
-    h->ctx.resv_valid = size;
-    X(RD) = v;
     return rru_next(h, d);
+}
+
+static __attribute__((noinline)) int sc_general(rru_hart *h, const rru_insn *d, uint64_t a,
+                                                unsigned size, uint64_t v)
+{
+    return rru_access_slow(h, d, a, size, RRU_ACC_STORE, &v, NULL);   /* low bytes first */
 }
 
 static int sc(rru_hart *h, const rru_insn *d, unsigned size)
@@ -41,10 +70,20 @@ static int sc(rru_hart *h, const rru_insn *d, unsigned size)
     }
     h->ctx.resv_valid = 0;
     if (ok) {
-        uint64_t v = X(RS2);
-        int s = rru_store(h, d, a, size, &v);   /* little-endian: low bytes first */
-        if (s)
-            return s;
+        const uint64_t v = X(RS2);
+        uint8_t *p = rru_store_direct(h, a, size);
+        if (p) {
+            if (size == 4) {
+                const uint32_t w = (uint32_t)v;
+                memcpy(p, &w, 4);
+            } else {
+                memcpy(p, &v, 8);
+            }
+        } else {
+            int s = sc_general(h, d, a, size, v);
+            if (s)
+                return s;
+        }
     }
     X(RD) = ok ? 0 : 1;
     return rru_next(h, d);
@@ -75,15 +114,9 @@ static uint64_t amo_op(int op, uint64_t a, uint64_t b, int wide)
     }
 }
 
-static int amo(rru_hart *h, const rru_insn *d, unsigned size, int op)
+/* The read-modify-write of an AMO at host address P: rd gets the old value. */
+static inline void amo_apply(rru_hart *h, const rru_insn *d, uint8_t *p, unsigned size, int op)
 {
-    uint64_t a = X(RS1);
-    if (a & (size - 1))
-        return rru_trap(h, d, RRU_CAUSE_STORE_MISALIGNED, a);
-    uint8_t *p;
-    int s = rru_amo_ptr(h, d, a, size, &p);
-    if (s)
-        return s;
     uint64_t src = X(RS2), old;
     if (size == 4) {
         int32_t w;
@@ -97,6 +130,32 @@ static int amo(rru_hart *h, const rru_insn *d, unsigned size, int op)
         memcpy(p, &nv, 8);
     }
     X(RD) = old;
+}
+
+static __attribute__((noinline)) int amo_general(rru_hart *h, const rru_insn *d, uint64_t a,
+                                                 unsigned size, int op)
+{
+    uint8_t *p;
+    int s = rru_access_slow(h, d, a, size, RRU_ACC_AMO, NULL, &p);
+    if (s == 0)
+        amo_apply(h, d, p, size, op);
+    return s;
+}
+
+/* An AMO is one exclusive access: the direct path is a store's. */
+static int amo(rru_hart *h, const rru_insn *d, unsigned size, int op)
+{
+    uint64_t a = X(RS1);
+    if (a & (size - 1))
+        return rru_trap(h, d, RRU_CAUSE_STORE_MISALIGNED, a);
+    uint8_t *p = rru_store_direct(h, a, size);
+    if (p) {
+        amo_apply(h, d, p, size, op);
+    } else {
+        int s = amo_general(h, d, a, size, op);
+        if (s)
+            return s;
+    }
     return rru_next(h, d);
 }
 

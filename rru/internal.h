@@ -481,41 +481,6 @@ static inline uint8_t *rru_store_direct(const rru_hart *h, uint64_t a, unsigned 
 int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a);
 int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v);
 
-/* Loads and stores into and from a buffer (LR/SC): 0 or a trap status. */
-static inline int rru_load(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, void *out)
-{
-    const uint8_t *p = rru_load_direct(h, a, size);
-    if (RRU_LIKELY(p != NULL)) {
-        memcpy(out, p, size);
-        return 0;
-    }
-    return rru_access_slow(h, d, a, size, RRU_ACC_LOAD, out, NULL);
-}
-
-static inline int rru_store(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
-                            const void *in)
-{
-    uint8_t *p = rru_store_direct(h, a, size);
-    if (RRU_LIKELY(p != NULL)) {
-        memcpy(p, in, size);
-        return 0;
-    }
-    return rru_access_slow(h, d, a, size, RRU_ACC_STORE, (void *)in, NULL);
-}
-
-/* A host pointer to the aligned word for an AMO / SC (exclusive access). */
-static inline int rru_amo_ptr(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size,
-                              uint8_t **p)
-{
-    const rru_tlb *e = &h->tlb[(a >> RRU_PAGE_SHIFT) & (RRU_TLB_N - 1)];
-    if (RRU_LIKELY((a & (~(RRU_PAGE_SIZE - 1) | (size - 1))) == e->wtag) &&
-        RRU_LIKELY(rru_filter_write_ok(h, a))) {
-        *p = e->host + (a & (RRU_PAGE_SIZE - 1));
-        return 0;
-    }
-    return rru_access_slow(h, d, a, size, RRU_ACC_AMO, NULL, p);
-}
-
 /* ---- coherence (machine.c): the slow path of a core's access ---- */
 
 /* The rest of rru_coh_access: the directory (machine.c). Returns the
