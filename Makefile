@@ -34,7 +34,10 @@ GUEST_CC ?= riscv64-linux-gnu-gcc
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 CSTD    := -std=c11 -D_GNU_SOURCE
-OPT_release := -O2 -g
+# RNR_SIBCALLS: this build turns calls in tail position into jumps (gcc
+# does from -O2), which the interpreter's threaded dispatch relies on for
+# speed; tests/test_rru_isa.c checks it only where it is promised.
+OPT_release := -O2 -g -DRNR_SIBCALLS
 OPT_debug   := -O0 -g3
 OPT_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
                -fno-sanitize-recover=all

@@ -533,6 +533,71 @@ START_TEST(rru_isa_misaligned_atomics_stop_with_sigbus)
 }
 END_TEST
 
+/* The host stack at each read of the time CSR (its hook runs inside the
+ * body chain, so its frame sits just below whatever the chain nested). */
+static uintptr_t chain_frames[512];
+static unsigned chain_nframes;
+static uint64_t frame_hook(void *env, rru_hart *h, unsigned csr, uint64_t value)
+{
+    (void)env; (void)h;
+    if (csr == RRU_CSR_TIME && chain_nframes < 512)
+        chain_frames[chain_nframes++] = (uintptr_t)__builtin_frame_address(0);
+    return value;
+}
+
+/* Every body ends in a tail call into the next one, also when its access
+ * takes the general path: one that called the next body instead would
+ * nest the rest of the chain in its frame, one frame per such access,
+ * until the chain returns (slower, and a long chain could overflow the
+ * host stack). A loop whose iterations each take the general path in a
+ * plain load and store (line-crossing), an AMO, an LR and an SC (pages
+ * that share a TLB entry, so each access misses it), run as one chain,
+ * must leave the host stack where it was. */
+START_TEST(rru_isa_general_accesses_do_not_nest_the_chain)
+{
+    const uint64_t far = TEST_DATA + (uint64_t)RRU_TLB_N * RRU_PAGE_SIZE;   /* same TLB entry */
+    uint32_t code[] = {
+        I_AMOADD_D(A2, A0, A1),        /* page of a0: TLB miss (a4's page holds the entry) */
+        I_LR_D(A3, A4),                /* a4's page: miss */
+        I_LD(A5, A0, 60),              /* crosses a line: general path; a0's page again */
+        I_SC_D(A7, A4, A6),            /* miss */
+        I_SD(A6, A4, 60),              /* crosses a line */
+        I_CSRRS(S1, RRU_CSR_TIME, ZERO),
+        I_ADDI(T0, T0, -1),
+        I_BNE(T0, ZERO, -28),
+        I_ECALL,
+    };
+    th t = th_new(code, sizeof code / 4);
+    ck_assert_int_eq(rru_mem_map(t.m, far, RRU_PAGE_SIZE, RRU_PROT_R | RRU_PROT_W), 0);
+    static const rru_env_ops ops = { .csr_read = frame_hook };
+    rru_hart_set_env(t.h, &ops, NULL);
+    rru_ctx *c = ctx(&t);
+    c->x[A0] = TEST_DATA;
+    c->x[A1] = 1;
+    c->x[A4] = far;
+    c->x[A6] = 7;
+    c->x[T0] = 300;
+    chain_nframes = 0;
+    rru_stop st;
+    ck_assert_int_eq(rru_hart_execute(t.h, 100000, &st), RRU_STOP_ECALL);
+    ck_assert_uint_eq(chain_nframes, 300);
+    uint64_t sum;
+    rru_mem_read(t.m, TEST_DATA, &sum, 8);
+    ck_assert_uint_eq(sum, 300);                          /* every AMO happened */
+    ck_assert_uint_eq(c->x[A7], 0);                       /* and the SCs succeeded */
+#ifdef RNR_SIBCALLS
+    /* After the first iterations (decoding, linking) the chain runs on. A
+     * build without sibling calls (-O0, -O1: debug, sanitizers) nests every
+     * body, so only the release build promises this. */
+    for (unsigned i = 10; i < chain_nframes; i++)
+        ck_assert_msg(chain_frames[i] == chain_frames[10],
+                      "iteration %u: host stack moved by %ld bytes since iteration 10", i,
+                      (long)(chain_frames[10] - chain_frames[i]));
+#endif
+    th_free(&t);
+}
+END_TEST
+
 /* ---- CSRs ---- */
 
 static unsigned csr_reads;
@@ -999,6 +1064,7 @@ TU_SUITE(rru_isa)
     tcase_add_test(tc, rru_isa_lr_sc_and_amos);
     tcase_add_test(tc, rru_isa_sc_verdict_comes_from_the_environment);
     tcase_add_test(tc, rru_isa_misaligned_atomics_stop_with_sigbus);
+    tcase_add_test(tc, rru_isa_general_accesses_do_not_nest_the_chain);
     tcase_add_test(tc, rru_isa_csrs_fcsr_fields_and_counters);
     tc = tu_tcase(s, "execution", 30);
     tcase_add_test(tc, rru_hart_ecall_retires_before_the_stop);
