@@ -252,6 +252,58 @@ START_TEST(formats_roundtrip_random_records_every_kind)
 }
 END_TEST
 
+/* A compressed log: every block the writer compressed is one complete
+ * zlib stream, byte for byte what compress2 makes of its records at the
+ * log's level, and every block it stored is one compress2 would not have
+ * shrunk; so compression does not stop after the first block (the writer
+ * reuses one deflate stream, reset for each block). */
+START_TEST(formats_compressed_blocks_are_compress2_streams)
+{
+    uint64_t rng = tu_seed(0x5eed00c0u);
+    const int level = 1 + (int)tu_below(&rng, 9);
+    model m;
+    random_model(&m, RNR_LOG_INPUT, 4, 4000, &rng);
+    size_t len;
+    uint8_t *bytes = encode(&m, 4096, level, &len);
+    size_t off = RNR_LOG_HEADER_SIZE, blocks = 0, packed = 0;
+    uint8_t *raw = malloc(RNR_BLOCK_MAX), *again = malloc(compressBound(RNR_BLOCK_MAX));
+    while (off + RNR_BLOCK_HEADER_SIZE <= len) {
+        const uint8_t *h = bytes + off;
+        uint32_t stored = h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24;
+        uint32_t raw_len = h[4] | h[5] << 8 | h[6] << 16 | (uint32_t)h[7] << 24;
+        uint32_t flags = h[12];
+        const uint8_t *payload = h + RNR_BLOCK_HEADER_SIZE;
+        ck_assert_uint_le(off + RNR_BLOCK_HEADER_SIZE + stored, len);
+        if (!(flags & 2))
+            blocks++;
+        if (flags & 1) {
+            uLongf n = raw_len;
+            ck_assert_int_eq(uncompress(raw, &n, payload, stored), Z_OK);
+            ck_assert_uint_eq(n, raw_len);
+            uLongf m2 = compressBound(raw_len);
+            ck_assert_int_eq(compress2(again, &m2, raw, raw_len, level), Z_OK);
+            ck_assert_msg(m2 == stored && memcmp(again, payload, stored) == 0,
+                          "block %zu (level %d): not what compress2 gives", blocks, level);
+            packed++;
+        } else if (!(flags & 2)) {
+            uLongf m2 = compressBound(raw_len);
+            ck_assert_int_eq(compress2(again, &m2, payload, raw_len, level), Z_OK);
+            ck_assert_msg(m2 >= raw_len, "block %zu (level %d) stored, but compress2 shrinks it "
+                          "from %u to %lu bytes", blocks, level, raw_len, (unsigned long)m2);
+        }
+        off += RNR_BLOCK_HEADER_SIZE + stored;
+    }
+    ck_assert_uint_eq(off, len);
+    ck_assert_uint_ge(blocks, 4);
+    ck_assert_msg(packed >= 2, "%zu of %zu data blocks compressed (level %d)", packed, blocks,
+                  level);
+    free(raw);
+    free(again);
+    free(bytes);
+    model_free(&m);
+}
+END_TEST
+
 /* Every single-byte change of a small log is either detected or gives back
  * exactly the same records with a clean end. */
 START_TEST(formats_single_byte_corruption_is_detected)
@@ -778,6 +830,7 @@ TU_SUITE(formats)
 {
     Suite *s = suite_create("formats");
     TCase *tc = tu_tcase(s, "roundtrip", 60);
+    tcase_add_test(tc, formats_compressed_blocks_are_compress2_streams);
     tcase_add_loop_test(tc, formats_roundtrip_random_records_every_kind, 0, 12);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_loop_test(tc, formats_single_byte_corruption_is_detected, 0, 12);
