@@ -38,18 +38,6 @@ line_access(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int write
     return e->host + (a & (RRU_PAGE_SIZE - 1));
 }
 
-/* Constant sizes: plain moves instead of a memcpy call. */
-static inline void copy_bytes(void *dst, const void *src, unsigned size)
-{
-    switch (size) {
-    case 1: memcpy(dst, src, 1); break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    default: memcpy(dst, src, size); break;
-    }
-}
-
 int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
                     void *buf, uint8_t **amo_ptr)
 {
@@ -64,9 +52,9 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
         if (kind == RRU_ACC_AMO)
             *amo_ptr = host;
         else if (write)
-            copy_bytes(host, buf, size);
+            rru_copy_bytes(host, buf, size);
         else
-            copy_bytes(buf, host, size);
+            rru_copy_bytes(buf, host, size);
         return 0;
     }
     /* A TLB entry that allows the access names the page without a walk:
@@ -104,9 +92,9 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
         *amo_ptr = p1->data + off;   /* aligned: one page, one line */
     } else if (p2 == p1) {
         if (write)
-            copy_bytes(p1->data + off, buf, size);
+            rru_copy_bytes(p1->data + off, buf, size);
         else
-            copy_bytes(buf, p1->data + off, size);
+            rru_copy_bytes(buf, p1->data + off, size);
     } else {
         size_t k = RRU_PAGE_SIZE - off;
         uint8_t *b = buf;
@@ -183,13 +171,8 @@ int rru_load_slow(rru_hart *h, const rru_insn *d, uint64_t a)
     }
     const uint8_t *host = line_access(h, d, a, size, 0);
     if (host) {
-        uint64_t v;
-        switch (size) {
-        case 1: v = *host; break;
-        case 2: { uint16_t x; memcpy(&x, host, 2); v = x; break; }
-        case 4: { uint32_t x; memcpy(&x, host, 4); v = x; break; }
-        default: memcpy(&v, host, 8); break;
-        }
+        uint64_t v = 0;   /* little-endian host, as the guest */
+        rru_copy_bytes(&v, host, size);
         load_result(h, d, v, size, sign, fp);
     } else {
         int s = load_general(h, d, a, size, sign, fp);
@@ -210,12 +193,7 @@ int rru_store_slow(rru_hart *h, const rru_insn *d, uint64_t a, uint64_t v)
     }
     uint8_t *host = line_access(h, d, a, size, 1);
     if (host) {
-        switch (size) {
-        case 1: *host = (uint8_t)v; break;
-        case 2: { uint16_t x = (uint16_t)v; memcpy(host, &x, 2); break; }
-        case 4: { uint32_t x = (uint32_t)v; memcpy(host, &x, 4); break; }
-        default: memcpy(host, &v, 8); break;
-        }
+        rru_copy_bytes(host, &v, size);   /* low bytes first */
     } else {
         int s = store_general(h, d, a, size, v);
         if (s)

@@ -34,14 +34,8 @@ static int lr(rru_hart *h, const rru_insn *d, unsigned size)
         return rru_trap(h, d, RRU_CAUSE_LOAD_MISALIGNED, a);
     const uint8_t *p = rru_load_direct(h, a, size);
     if (p) {
-        uint64_t v;
-        if (size == 4) {
-            uint32_t w;
-            memcpy(&w, p, 4);
-            v = w;
-        } else {
-            memcpy(&v, p, 8);
-        }
+        uint64_t v = 0;   /* little-endian host, as the guest */
+        rru_copy_bytes(&v, p, size);
         lr_done(h, d, a, size, v);
     } else {
         int s = lr_general(h, d, a, size);
@@ -73,12 +67,7 @@ static int sc(rru_hart *h, const rru_insn *d, unsigned size)
         const uint64_t v = X(RS2);
         uint8_t *p = rru_store_direct(h, a, size);
         if (p) {
-            if (size == 4) {
-                const uint32_t w = (uint32_t)v;
-                memcpy(p, &w, 4);
-            } else {
-                memcpy(p, &v, 8);
-            }
+            rru_copy_bytes(p, &v, size);   /* low bytes first */
         } else {
             int s = sc_general(h, d, a, size, v);
             if (s)

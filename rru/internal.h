@@ -452,6 +452,20 @@ static inline int rru_coh_hit(rru_hart *h, const rru_insn *d, uint64_t line, int
     return 1;
 }
 
+/* Copies SIZE bytes; constant sizes become plain moves instead of a memcpy
+ * call. Inline, so that a body copying through a local's address passes
+ * that address nowhere (its rru_next stays a tail call). */
+static inline void rru_copy_bytes(void *dst, const void *src, unsigned size)
+{
+    switch (size) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
 /* The host address of a load (store) of SIZE bytes at A when the TLB and
  * the filter allow it directly, else NULL. Bodies that end in rru_next use
  * these and pass no address of a local, so that rru_next stays a tail call;
