@@ -75,9 +75,18 @@ typedef struct codec_state {
     uint32_t last_tid;        /* serial kinds and input */
     uint32_t *cpu_tid;        /* per CPU: last tid (TID_NONE) */
     uint64_t *cpu_ts;         /* per CPU: last ts (initial) */
+    /* input: the instret of each thread's last CHECK record, an
+     * open-addressing table keyed by tid (TID_NONE = empty slot) */
+    uint32_t *check_tid;
+    uint64_t *check_instret;
+    uint32_t check_cap, check_n;  /* cap: 0 or a power of two */
 } codec_state;
 
 void codec_state_init(codec_state *s, const rnr_log_header *h);
+
+/* The slot of TID's last CHECK instret (0 when the thread had none yet),
+ * created on first use. */
+uint64_t *codec_check_instret(codec_state *s, uint32_t tid);
 
 /* Decodes the optional cpu and tid of a chunk record (present when HAS_CPU /
  * HAS_TID, else carried over from the stream state); 0, or -1 with err. */

@@ -6,7 +6,9 @@
  *   CSR:     nr varint, value varint (the 64-bit pattern)
  *   MEM, START: addr varint, len varint, len bytes
  *   SC:      nr varint, value varint, addr varint
- *   CHECK:   nr varint, value varint, addr varint (the same fields as SC) */
+ *   CHECK:   nr as a zigzag varint delta from the same thread's previous
+ *            CHECK (from 0 for its first), value varint, addr as 8 bytes
+ *            little-endian (a register hash: a varint would take 10) */
 #include <stdio.h>
 
 #include "formats/codec.h"
@@ -49,11 +51,21 @@ void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
         buf_put_varint(out, (uint64_t)r->value);
         break;
     case RNR_IN_SC:
-    case RNR_IN_CHECK:
         buf_put_varint(out, r->nr);
         buf_put_varint(out, (uint64_t)r->value);
         buf_put_varint(out, r->addr);
         break;
+    case RNR_IN_CHECK: {
+        uint64_t *last = codec_check_instret(s, r->tid);
+        buf_put_varint(out, zigzag((int64_t)(r->nr - *last)));
+        *last = r->nr;
+        buf_put_varint(out, (uint64_t)r->value);
+        uint8_t hash[8];
+        for (int i = 0; i < 8; i++)
+            hash[i] = (uint8_t)(r->addr >> (8 * i));
+        buf_put_bytes(out, hash, sizeof hash);
+        break;
+    }
     default:
         buf_put_varint(out, r->addr);
         buf_put_varint(out, r->len);
@@ -104,12 +116,20 @@ int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err
         r->value = (int64_t)v;
         GET(r->addr, "sc address");
         break;
-    case RNR_IN_CHECK:
-        GET(r->nr, "check instret");
+    case RNR_IN_CHECK: {
+        GET(v, "check instret");
+        uint64_t *last = codec_check_instret(s, r->tid);
+        r->nr = *last + (uint64_t)unzigzag(v);
+        *last = r->nr;
         GET(v, "check pc");
         r->value = (int64_t)v;
-        GET(r->addr, "check hash");
+        if (cur->end - cur->p < 8)
+            FAIL("malformed or cut check hash");
+        for (int i = 0; i < 8; i++)
+            r->addr |= (uint64_t)cur->p[i] << (8 * i);
+        cur->p += 8;
         break;
+    }
     case RNR_IN_MEM:
     case RNR_IN_START:
         GET(r->addr, "address");

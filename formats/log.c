@@ -101,12 +101,57 @@ void codec_state_init(codec_state *s, const rnr_log_header *h)
         s->cpu_tid[i] = TID_NONE;
         s->cpu_ts[i] = 0;
     }
+    s->check_tid = NULL;
+    s->check_instret = NULL;
+    s->check_cap = s->check_n = 0;
 }
 
 void codec_state_free(codec_state *s)
 {
     free(s->cpu_tid);
     free(s->cpu_ts);
+    free(s->check_tid);
+    free(s->check_instret);
+}
+
+static uint32_t check_slot(const codec_state *s, uint32_t tid)
+{
+    uint32_t mask = s->check_cap - 1, i = (uint32_t)((tid * 0x9e3779b9u) & mask);
+    while (s->check_tid[i] != TID_NONE && s->check_tid[i] != tid)
+        i = (i + 1) & mask;
+    return i;
+}
+
+uint64_t *codec_check_instret(codec_state *s, uint32_t tid)
+{
+    if (s->check_cap) {
+        uint32_t i = check_slot(s, tid);
+        if (s->check_tid[i] == tid)
+            return &s->check_instret[i];
+    }
+    if (2 * (s->check_n + 1) > s->check_cap) {   /* at most half full */
+        uint32_t old_cap = s->check_cap, *old_tid = s->check_tid;
+        uint64_t *old_val = s->check_instret;
+        s->check_cap = old_cap ? 2 * old_cap : 16;
+        s->check_tid = rnr_xrealloc(NULL, s->check_cap * sizeof *s->check_tid);
+        s->check_instret = rnr_xrealloc(NULL, s->check_cap * sizeof *s->check_instret);
+        for (uint32_t i = 0; i < s->check_cap; i++)
+            s->check_tid[i] = TID_NONE;
+        for (uint32_t i = 0; i < old_cap; i++) {
+            if (old_tid[i] == TID_NONE)
+                continue;
+            uint32_t j = check_slot(s, old_tid[i]);
+            s->check_tid[j] = old_tid[i];
+            s->check_instret[j] = old_val[i];
+        }
+        free(old_tid);
+        free(old_val);
+    }
+    uint32_t i = check_slot(s, tid);
+    s->check_tid[i] = tid;
+    s->check_instret[i] = 0;
+    s->check_n++;
+    return &s->check_instret[i];
 }
 
 void decode_scratch_free(decode_scratch *d)

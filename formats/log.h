@@ -12,7 +12,7 @@
 /* Bump RNR_LOG_VERSION when the meaning of any byte of the file header,
  * the block frame or a record encoding changes, or a field is added.
  * Readers accept exactly this version. */
-#define RNR_LOG_VERSION 2u
+#define RNR_LOG_VERSION 3u
 #define RNR_LOG_MAGIC "\x89RNRLOG\n"
 #define RNR_LOG_MAGIC_LEN 8u
 #define RNR_LOG_HEADER_SIZE 64u
