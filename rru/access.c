@@ -30,12 +30,18 @@ line_access(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int write
     if ((write ? e->wtag : e->rtag) != (a & ~(RRU_PAGE_SIZE - 1)) ||
         ((a ^ (a + size - 1)) & ~(uint64_t)(RRU_LINE_SIZE - 1)) != 0)
         return NULL;
+    uint8_t *host = e->host + (a & (RRU_PAGE_SIZE - 1));
     if (h->coh) {
+        /* The guest data is often not in the host's cache when the line
+         * is not in the filter: fetching it now overlaps that miss with
+         * the directory's and with the RRU's report (see docs/machine.md,
+         * "What makes it fast"). */
+        __builtin_prefetch(host);
         const uint64_t t = rru_coh_access(h, d, e->page, a & ~(RRU_LINE_SIZE - 1), write);
         if (h->fkey & RRU_FKEY_TRACED)
             rru_coh_trace(h, d, a, size, write, t);
     }
-    return e->host + (a & (RRU_PAGE_SIZE - 1));
+    return host;
 }
 
 int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, int kind,
@@ -77,7 +83,9 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
             return rru_trap(h, d, cause, last & ~(RRU_PAGE_SIZE - 1));
     }
 
+    const size_t off = a & (RRU_PAGE_SIZE - 1);
     if (h->coh) {
+        __builtin_prefetch(p1->data + off);   /* as in line_access */
         uint64_t line1 = a & ~(RRU_LINE_SIZE - 1), line2 = last & ~(RRU_LINE_SIZE - 1);
         uint64_t t = rru_coh_access(h, d, p1, line1, write);
         if (line2 != line1)
@@ -87,7 +95,6 @@ int rru_access_slow(rru_hart *h, const rru_insn *d, uint64_t a, unsigned size, i
             rru_coh_trace(h, d, a, size, write, t);
     }
 
-    const size_t off = a & (RRU_PAGE_SIZE - 1);
     if (kind == RRU_ACC_AMO) {
         *amo_ptr = p1->data + off;   /* aligned: one page, one line */
     } else if (p2 == p1) {
