@@ -1045,6 +1045,66 @@ START_TEST(rru_hart_unmap_is_seen_by_the_next_execute)
 }
 END_TEST
 
+/* rru_ctx_hash (the CHECK record's register hash, so a format fact) is
+ * the loop form its comment gives, written here as the reference: random
+ * contexts agree, and flipping any one bit of any hashed field changes
+ * the hash. */
+static uint64_t ref_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t ref_ctx_hash(const rru_ctx *c)
+{
+    static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+                                   0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull };
+    uint64_t h[4] = { 1, 2, 3, 4 };
+    for (int r = 1; r < 32; r++) {
+        uint64_t v = (h[r & 3] ^ c->x[r]) * k[r & 3];
+        h[r & 3] = v << 29 | v >> 35;
+    }
+    for (int r = 0; r < 32; r++) {
+        uint64_t v = (h[(r + 1) & 3] ^ c->f[r]) * k[(r + 2) & 3];
+        h[(r + 1) & 3] = v << 31 | v >> 33;
+    }
+    return ref_mix(ref_mix(h[0] ^ ref_mix(h[1])) ^ ref_mix(h[2] + h[3]) ^
+                   ((uint64_t)c->fflags << 32 | c->frm));
+}
+
+START_TEST(rru_isa_ctx_hash_is_the_documented_lanes)
+{
+    uint64_t seed = tu_seed(0xc7a5), rng = seed;
+    rru_ctx c;
+    for (int n = 0; n < 200; n++) {
+        rru_ctx_init(&c, tu_rand(&rng));
+        for (int r = 1; r < 32; r++)
+            c.x[r] = tu_below(&rng, 4) ? tu_rand(&rng) : tu_below(&rng, 16);
+        for (int r = 0; r < 32; r++)
+            c.f[r] = tu_rand(&rng);
+        c.fflags = (uint32_t)tu_below(&rng, 32);
+        c.frm = (uint32_t)tu_below(&rng, 8);
+        const uint64_t h = rru_ctx_hash(&c);
+        ck_assert_msg(h == ref_ctx_hash(&c), "seed %#llx: context %d hashes to %016llx, want %016llx",
+                      (unsigned long long)seed, n, (unsigned long long)h,
+                      (unsigned long long)ref_ctx_hash(&c));
+        /* one flipped bit of x1..x31, f0..f31, fflags or frm */
+        unsigned w = (unsigned)tu_below(&rng, 65), b = (unsigned)tu_below(&rng, w == 64 ? 3 : 64);
+        if (w < 31)
+            c.x[1 + w] ^= 1ull << b;
+        else if (w < 63)
+            c.f[w - 31] ^= 1ull << b;
+        else if (w == 63)
+            c.fflags ^= 1u << (b % 5);
+        else
+            c.frm ^= 1u << b;
+        ck_assert_msg(rru_ctx_hash(&c) != h && rru_ctx_hash(&c) == ref_ctx_hash(&c),
+                      "seed %#llx: flipping bit %u of word %u", (unsigned long long)seed, b, w);
+    }
+}
+END_TEST
+
 TU_SUITE(rru_isa)
 {
     Suite *s = suite_create("rru_isa");
@@ -1055,6 +1115,7 @@ TU_SUITE(rru_isa)
     tcase_add_loop_test(tc, rru_isa_integer_and_m_results, 0,
                         (int)(sizeof alu_cases / sizeof alu_cases[0]));
     tcase_add_test(tc, rru_isa_x0_stays_zero);
+    tcase_add_test(tc, rru_isa_ctx_hash_is_the_documented_lanes);
     tcase_add_test(tc, rru_isa_loads_extend_and_stores_write_their_width);
     tcase_add_test(tc, rru_isa_misaligned_access_straddles_pages);
     tcase_add_test(tc, rru_isa_bad_accesses_stop_with_sigsegv);
