@@ -296,7 +296,7 @@ static uint64_t mix64(uint64_t z)
  *                   h[(r + 1) & 3] = v rotated left by 31
  * Written out with the lanes in four variables: an array indexed by r & 3
  * lives in memory, and every step then waits for the previous step's
- * store (about 3x slower). */
+ * store (the loop form took twice the samples in a recording's profile). */
 #define HASH_STEP(lane, word, k, rot)                                                              \
     do {                                                                                           \
         uint64_t v_ = ((lane) ^ (word)) * (k);                                                     \
