@@ -68,6 +68,18 @@ static inline int cur_varint(rnr_cursor *c, uint64_t *out)
     return -1;
 }
 
+/* A value per thread: open addressing keyed by tid (TID_NONE, which no
+ * record carries, marks an empty slot). Zero-initialize; tid_map_free. */
+typedef struct tid_map {
+    uint32_t *tid;
+    uint64_t *val;
+    uint32_t cap, n;          /* cap: 0 or a power of two; n: threads in it */
+} tid_map;
+
+/* TID's value (0 for a thread not seen before, which joins the map). */
+uint64_t *tid_map_at(tid_map *m, uint32_t tid);
+void tid_map_free(tid_map *m);
+
 /* Delta state shared by the encoder and decoder of one stream. */
 typedef struct codec_state {
     const rnr_log_header *h;
@@ -75,18 +87,10 @@ typedef struct codec_state {
     uint32_t last_tid;        /* serial kinds and input */
     uint32_t *cpu_tid;        /* per CPU: last tid (TID_NONE) */
     uint64_t *cpu_ts;         /* per CPU: last ts (initial) */
-    /* input: the instret of each thread's last CHECK record, an
-     * open-addressing table keyed by tid (TID_NONE = empty slot) */
-    uint32_t *check_tid;
-    uint64_t *check_instret;
-    uint32_t check_cap, check_n;  /* cap: 0 or a power of two */
+    tid_map check_instret;    /* input: each thread's last CHECK instret */
 } codec_state;
 
 void codec_state_init(codec_state *s, const rnr_log_header *h);
-
-/* The slot of TID's last CHECK instret (0 when the thread had none yet),
- * created on first use. */
-uint64_t *codec_check_instret(codec_state *s, uint32_t tid);
 
 /* Decodes the optional cpu and tid of a chunk record (present when HAS_CPU /
  * HAS_TID, else carried over from the stream state); 0, or -1 with err. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "formats/codec.h"
 #include "formats/digest.h"
 
 static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...)
@@ -146,33 +147,6 @@ static void on_block(void *ctx, const uint8_t *raw, size_t n)
     deflate_drain(d, Z_NO_FLUSH);
 }
 
-/* A small open-addressing set of tids. */
-typedef struct tid_set {
-    uint32_t *slot;
-    size_t cap, n;
-} tid_set;
-
-static void tid_add(tid_set *s, uint32_t tid)
-{
-    if (2 * (s->n + 1) > s->cap) {
-        tid_set big = { calloc(s->cap ? 2 * s->cap : 64, sizeof(uint32_t)), s->cap ? 2 * s->cap : 64, 0 };
-        if (!big.slot)
-            abort();
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->slot[i])
-                tid_add(&big, s->slot[i] - 1);
-        free(s->slot);
-        *s = big;
-    }
-    size_t i = (tid * 2654435761u) & (s->cap - 1);
-    while (s->slot[i] && s->slot[i] != tid + 1)
-        i = (i + 1) & (s->cap - 1);
-    if (!s->slot[i]) {
-        s->slot[i] = tid + 1;
-        s->n++;
-    }
-}
-
 int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
@@ -186,7 +160,7 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
         rnr_reader_on_block(r, on_block, &d);
     s->header = *rnr_reader_header(r);
     uint32_t kind = s->header.kind;
-    tid_set tids = { 0 };
+    tid_map tids = { 0 };   /* the threads seen (values unused) */
     int rc;
     for (;;) {
         if (kind == RNR_LOG_INITIAL) {
@@ -195,13 +169,13 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
                 break;
             s->instructions += c.cs;
             s->sv_entries += c.nsv;
-            tid_add(&tids, c.tid);
+            tid_map_at(&tids, c.tid);
         } else if (kind == RNR_LOG_INPUT) {
             rnr_input_record in;
             if ((rc = rnr_reader_next_input(r, &in)) <= 0)
                 break;
             s->mem_bytes += in.len;
-            tid_add(&tids, in.tid);
+            tid_map_at(&tids, in.tid);
         } else {
             rnr_final_chunk c;
             if ((rc = rnr_reader_next_final(r, &c)) <= 0)
@@ -210,14 +184,14 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
             s->tokens += c.nstv;
             for (uint32_t i = 0; i < c.nptv; i++)
                 s->tokens_awaited += c.ptv[i].count;
-            tid_add(&tids, c.tid);
+            tid_map_at(&tids, c.tid);
         }
     }
     if (rc < 0)
         snprintf(err, errlen, "%s", rnr_reader_error(r));
     s->counts = *rnr_reader_counts(r);
     s->threads = tids.n;
-    free(tids.slot);
+    tid_map_free(&tids);
     if (d.ok) {
         d.z.avail_in = 0;
         deflate_drain(&d, Z_FINISH);

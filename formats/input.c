@@ -56,7 +56,7 @@ void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
         buf_put_varint(out, r->addr);
         break;
     case RNR_IN_CHECK: {
-        uint64_t *last = codec_check_instret(s, r->tid);
+        uint64_t *last = tid_map_at(&s->check_instret, r->tid);
         buf_put_varint(out, zigzag((int64_t)(r->nr - *last)));
         *last = r->nr;
         buf_put_varint(out, (uint64_t)r->value);
@@ -118,7 +118,7 @@ int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err
         break;
     case RNR_IN_CHECK: {
         GET(v, "check instret");
-        uint64_t *last = codec_check_instret(s, r->tid);
+        uint64_t *last = tid_map_at(&s->check_instret, r->tid);
         r->nr = *last + (uint64_t)unzigzag(v);
         *last = r->nr;
         GET(v, "check pc");

@@ -101,57 +101,59 @@ void codec_state_init(codec_state *s, const rnr_log_header *h)
         s->cpu_tid[i] = TID_NONE;
         s->cpu_ts[i] = 0;
     }
-    s->check_tid = NULL;
-    s->check_instret = NULL;
-    s->check_cap = s->check_n = 0;
+    s->check_instret = (tid_map){ 0 };
 }
 
 void codec_state_free(codec_state *s)
 {
     free(s->cpu_tid);
     free(s->cpu_ts);
-    free(s->check_tid);
-    free(s->check_instret);
+    tid_map_free(&s->check_instret);
 }
 
-static uint32_t check_slot(const codec_state *s, uint32_t tid)
+static uint32_t tid_slot(const tid_map *m, uint32_t tid)
 {
-    uint32_t mask = s->check_cap - 1, i = (uint32_t)((tid * 0x9e3779b9u) & mask);
-    while (s->check_tid[i] != TID_NONE && s->check_tid[i] != tid)
+    uint32_t mask = m->cap - 1, i = (uint32_t)((tid * 0x9e3779b9u) & mask);
+    while (m->tid[i] != TID_NONE && m->tid[i] != tid)
         i = (i + 1) & mask;
     return i;
 }
 
-uint64_t *codec_check_instret(codec_state *s, uint32_t tid)
+uint64_t *tid_map_at(tid_map *m, uint32_t tid)
 {
-    if (s->check_cap) {
-        uint32_t i = check_slot(s, tid);
-        if (s->check_tid[i] == tid)
-            return &s->check_instret[i];
+    if (m->cap) {
+        uint32_t i = tid_slot(m, tid);
+        if (m->tid[i] == tid)
+            return &m->val[i];
     }
-    if (2 * (s->check_n + 1) > s->check_cap) {   /* at most half full */
-        uint32_t old_cap = s->check_cap, *old_tid = s->check_tid;
-        uint64_t *old_val = s->check_instret;
-        s->check_cap = old_cap ? 2 * old_cap : 16;
-        s->check_tid = rnr_xrealloc(NULL, s->check_cap * sizeof *s->check_tid);
-        s->check_instret = rnr_xrealloc(NULL, s->check_cap * sizeof *s->check_instret);
-        for (uint32_t i = 0; i < s->check_cap; i++)
-            s->check_tid[i] = TID_NONE;
-        for (uint32_t i = 0; i < old_cap; i++) {
-            if (old_tid[i] == TID_NONE)
+    if (2 * (m->n + 1) > m->cap) {   /* at most half full */
+        tid_map big = { NULL, NULL, m->cap ? 2 * m->cap : 16, m->n };
+        big.tid = rnr_xrealloc(NULL, big.cap * sizeof *big.tid);
+        big.val = rnr_xrealloc(NULL, big.cap * sizeof *big.val);
+        for (uint32_t i = 0; i < big.cap; i++)
+            big.tid[i] = TID_NONE;
+        for (uint32_t i = 0; i < m->cap; i++) {
+            if (m->tid[i] == TID_NONE)
                 continue;
-            uint32_t j = check_slot(s, old_tid[i]);
-            s->check_tid[j] = old_tid[i];
-            s->check_instret[j] = old_val[i];
+            uint32_t j = tid_slot(&big, m->tid[i]);
+            big.tid[j] = m->tid[i];
+            big.val[j] = m->val[i];
         }
-        free(old_tid);
-        free(old_val);
+        tid_map_free(m);
+        *m = big;
     }
-    uint32_t i = check_slot(s, tid);
-    s->check_tid[i] = tid;
-    s->check_instret[i] = 0;
-    s->check_n++;
-    return &s->check_instret[i];
+    uint32_t i = tid_slot(m, tid);
+    m->tid[i] = tid;
+    m->val[i] = 0;
+    m->n++;
+    return &m->val[i];
+}
+
+void tid_map_free(tid_map *m)
+{
+    free(m->tid);
+    free(m->val);
+    *m = (tid_map){ 0 };
 }
 
 void decode_scratch_free(decode_scratch *d)
