@@ -34,7 +34,7 @@ static const workload threaded[] = {
     {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
     {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
     {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
-    {"malloc_stress", {0}}, {"sysprobe", {"time"}},
+    {"malloc_stress", {0}}, {"sysprobe", {"time"}}, {"mmapfile", {0}},
 };
 
 /* Records W (with OPTS) into a new bundle under TMP; returns its path
@@ -142,6 +142,24 @@ START_TEST(replay_needs_neither_the_program_path_nor_the_input_files)
     replay_ok(dir, "maxpar", "2", &rec, "program and file gone");
     replay_ok(dir, "stserial", "1", &rec, "program and file gone");
     tu_output_free(&rec);
+
+    /* mmapfile maps a file: its pages come from the input log. */
+    bytes = tu_read_file(guest("mmapfile"), &n);
+    tu_write_file(prog, bytes, n);
+    tu_write_file(data, bytes, n);
+    free(bytes);
+    chmod(prog, 0755);
+    char *dir2 = strdup(tu_path(tmp, "b2"));
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "4", "-o", dir2, "--", prog,
+                                  data, "3", NULL});
+    ck_assert_msg(rec.status == 0, "%s", rec.err);
+    ck_assert_msg(strstr(rec.out, "same bytes as pread: yes") != NULL, "%s", rec.out);
+    unlink(prog);
+    unlink(data);
+    replay_ok(dir2, "maxpar", "2", &rec, "mapped file gone");
+    replay_ok(dir2, "serial", "1", &rec, "mapped file gone");
+    tu_output_free(&rec);
+    free(dir2);
     tu_rmtree(tmp);
     free(tmp);
     free(dir);

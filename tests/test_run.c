@@ -178,6 +178,31 @@ START_TEST(run_matches_qemu_on_file_input)
 }
 END_TEST
 
+/* mmapfile maps a file and reads it from threads: a file of 5 pages and
+ * a part (the last page runs past its end) on one thread, then the
+ * program's own file (its default) on eight. */
+START_TEST(run_matches_qemu_on_file_mappings)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "data.bin");
+    static uint8_t data[5 * 4096 + 333];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < sizeof data; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        data[i] = (uint8_t)(i % 5 ? x : 0);
+    }
+    tu_write_file(path, data, sizeof data);
+    char p1[4096];
+    snprintf(p1, sizeof p1, "%s", path);
+    const char *one[] = {p1, "1", NULL};
+    same_as_qemu(NULL, guest("mmapfile"), one);
+    const char *opts[] = {"-n", "8", NULL};
+    same_as_qemu(opts, guest("mmapfile"), NULL);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(run_matches_qemu_on_system_call_semantics)
 {
     static const char *const modes[] = {"mem", "futex", "time", "misc"};
@@ -594,6 +619,7 @@ TU_SUITE(run)
     tcase_add_test(tc, run_keeps_the_environment_in_order);
     tcase_add_test(tc, run_builds_the_initial_stack_and_auxv_of_linux);
     tcase_add_test(tc, run_matches_qemu_on_file_input);
+    tcase_add_test(tc, run_matches_qemu_on_file_mappings);
     tcase_add_test(tc, run_matches_qemu_on_system_call_semantics);
     tcase_add_test(tc, run_matches_qemu_on_a_pipe_between_threads);
     tcase_add_test(tc, run_ends_with_the_signal_status_and_names_it);
