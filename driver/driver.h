@@ -16,18 +16,11 @@
 /* Exit status of `rnr run` when every guest thread is blocked forever. */
 #define DRV_EXIT_DEADLOCK 124
 
-/* Where AT_RANDOM and getrandom bytes come from. */
-typedef enum drv_random {
-    DRV_RANDOM_SEED = 0,   /* a generator seeded with the run's seed (rnr run) */
-    DRV_RANDOM_HOST = 1,   /* the host's getrandom (record: logged as input) */
-} drv_random;
-
 typedef struct drv_access drv_access;
 
 typedef struct drv_config {
     rru_machine_config machine;  /* cores, seed, latencies */
     uint64_t quantum;            /* preemption quantum in cycles (mean; seeded jitter) */
-    drv_random random;
     /* Host directories (absolute or relative) under which the guest may
      * create, truncate and write files; none = read-only. */
     const char *const *allow_write;
@@ -41,7 +34,7 @@ typedef struct drv_config {
     /* If not NULL: write the nondeterministic inputs to this log file. */
     const char *input_log;
     /* Replay: the program path the guest saw (AT_EXECFN; NULL = the path
-     * loaded) and the AT_RANDOM bytes to place (16; NULL = per `random`). */
+     * loaded) and the AT_RANDOM bytes to place (16; NULL = from the seed). */
     const char *execfn;
     const uint8_t *random_bytes;
     /* Recording: with `record` set, an RRU (configured by `rru`; its cpus

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +24,6 @@ void drv_config_default(drv_config *c)
     memset(c, 0, sizeof *c);
     rru_machine_config_default(&c->machine);
     c->quantum = 100000;
-    c->random = DRV_RANDOM_SEED;
     c->stdin_fd = 0;
     c->stdout_fd = 1;
     c->stderr_fd = 2;
@@ -346,11 +344,6 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
     sp.execfn = p->cfg.execfn ? p->cfg.execfn : program;
     if (p->cfg.random_bytes) {
         memcpy(sp.random, p->cfg.random_bytes, sizeof sp.random);
-    } else if (p->cfg.random == DRV_RANDOM_HOST) {
-        if (getrandom(sp.random, sizeof sp.random, 0) != (ssize_t)sizeof sp.random) {
-            snprintf(err, errlen, "host getrandom failed: %s", strerror(errno));
-            return -1;
-        }
     } else {
         for (int i = 0; i < 2; i++) {
             uint64_t r = proc_rand(p);

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "driver/internal.h"
@@ -101,23 +100,12 @@ int64_t sc_getrandom(drv_proc *p, thread *t, const uint64_t a[6])
     uint8_t *buf = malloc(len);
     if (!buf)
         return -LX_ENOMEM;
-    if (p->cfg.random == DRV_RANDOM_HOST) {
-        for (uint64_t got = 0; got < len;) {
-            ssize_t r = getrandom(buf + got, len - got, 0);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                free(buf);
-                return -LX_EIO;
-            }
-            got += (uint64_t)r;
-        }
-    } else {
-        for (uint64_t i = 0; i < len; i += 8) {
-            uint64_t r = proc_rand(p);
-            for (uint64_t k = 0; k < 8 && i + k < len; k++)
-                buf[i + k] = (uint8_t)(r >> (8 * k));
-        }
+    /* From the seeded generator, recording or not (a recording executes
+     * what the run does); a recording logs the bytes as an input. */
+    for (uint64_t i = 0; i < len; i += 8) {
+        uint64_t r = proc_rand(p);
+        for (uint64_t k = 0; k < 8 && i + k < len; k++)
+            buf[i + k] = (uint8_t)(r >> (8 * k));
     }
     int64_t rc = guest_write(p, a[0], buf, len);
     free(buf);
