@@ -86,9 +86,14 @@ static int read_guest(drv_proc *p, uint64_t addr, uint8_t *buf, uint64_t n)
  * guest memory (RESULT of them) and handed to config->output. */
 static int replay_output(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t result)
 {
-    int fd = (int)a[0];
-    if (result <= 0 || (fd != 1 && fd != 2) || !p->cfg.output)
+    /* Which stream the descriptor was at this point of the recording: the
+     * replay's table holds the standard streams where the guest's dup,
+     * dup3, fcntl and close calls moved them (mirror_fds), and nothing
+     * else (a file the guest opened is not opened again). */
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (result <= 0 || !f || (f->kind != FILE_STDOUT && f->kind != FILE_STDERR) || !p->cfg.output)
         return 0;
+    const int fd = f->kind == FILE_STDERR ? 2 : 1;
     uint64_t want = (uint64_t)result;
     uint8_t *buf = malloc(want);
     if (!buf)
@@ -117,6 +122,45 @@ static int replay_output(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t 
         p->cfg.output(p->cfg.output_ctx, fd, buf, (size_t)want);
     free(buf);
     return got == want ? 0 : -1;
+}
+
+/* A successful dup, dup3, fcntl F_DUPFD(_CLOEXEC) or close of the recording
+ * (RESULT, its logged result), done to the replay's descriptor table: the
+ * target descriptor gets what the source held there (a standard stream,
+ * or nothing for a file the replay never opened); close empties it.
+ * Why a write of the replay finds the table as the recording's write
+ * found it: writes (OUTPUT) and these four calls are all ORD_GLOBAL, so
+ * the recording orders each of them against every chunk of every core,
+ * and hence against each other; the replay executes them in that order.
+ * Writes alone being global would not do: two threads' dup3 onto one
+ * descriptor, with no write between them, would be unordered. */
+static void mirror_fds(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t result)
+{
+    const int64_t a0 = (int64_t)(int32_t)a[0];
+    int64_t src = -1, dst;
+    if (result < 0)
+        return;
+    if (nr == 57) {                                   /* close */
+        dst = a0;
+    } else if (nr == 23) {                            /* dup */
+        src = a0;
+        dst = result;
+    } else if (nr == 24) {                            /* dup3 */
+        src = a0;
+        dst = (int64_t)(int32_t)a[1];
+    } else if (nr == 25 && ((int)a[1] == LX_F_DUPFD || (int)a[1] == LX_F_DUPFD_CLOEXEC)) {
+        src = a0;
+        dst = result;
+    } else {
+        return;
+    }
+    if (dst < 0 || dst >= FD_MAX || dst == src)
+        return;
+    file_obj *f = files_get(p, src), *old = p->fds[dst].file;
+    if (f)
+        f->refs++;
+    p->fds[dst].file = f;
+    files_unref(p, old);
 }
 
 /* The MEM records that follow the SYSCALL record of TID: applied to guest
@@ -200,6 +244,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     p->sys_core = -1;
     switch (info.replay) {
     case DRV_RP_RESULT:
+        mirror_fds(p, nr, a, result);
         break;
     case DRV_RP_RESULT_MEM:
         if (apply_mem(p, tid, in, NULL, NULL, msg, msglen) < 0)

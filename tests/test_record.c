@@ -72,7 +72,7 @@ static const workload all_workloads[] = {
     {"pipes", {0}}, {"malloc_stress", {0}}, {"tls", {0}}, {"unmap", {"3"}},
     {"chatter", {"3", "12"}}, {"intmath", {"3000"}}, {"fpmath", {0}}, {"strings", {0}},
     {"sort", {0}}, {"argenv", {"a b", "c"}}, {"signals", {"exit", "7"}}, {"fileio", {0}},
-    {"mmapfile", {0}},
+    {"mmapfile", {0}}, {"redirect", {"3"}},
 };
 
 /* Records W with OPTS (NULL-terminated) into DIR; returns the exit status
@@ -193,7 +193,7 @@ static const workload threaded[] = {
     {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
     {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
     {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
-    {"mmapfile", {0}},
+    {"mmapfile", {0}}, {"redirect", {"3"}},
 };
 
 START_TEST(record_orders_every_real_conflict_of_every_workload)

@@ -210,6 +210,9 @@ START_TEST(run_matches_qemu_on_system_call_semantics)
         const char *args[] = {modes[i], NULL};
         same_as_qemu(NULL, guest("sysprobe"), args);
     }
+    /* The standard streams moved between descriptors (and /dev/null
+     * opened for writing at descriptor 1). */
+    same_as_qemu(NULL, guest("redirect"), NULL);
 }
 END_TEST
 
