@@ -40,7 +40,7 @@ static thread *thread_of(drv_proc *p, uint32_t tid)
 rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
 {
     thread *t = thread_of(p, tid);
-    return t ? &t->ctx : NULL;
+    return t && t->state != THR_BLOCKED ? &t->ctx : NULL;
 }
 
 int drv_replay_fault(drv_proc *p, const rru_stop *stop)
@@ -222,10 +222,28 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
         return replay_exit(p, t, (int)a[0]);
     }
     rnr_input_record r;
-    if (!in->peek(in->ctx, tid, &r))
-        DIVERGE("thread %u makes system call %" PRIu64 " (%s) at pc 0x%" PRIx64
-                " but the input log has no more records for it",
-                tid, nr, info.name, ctx->pc - 4);
+    if (!in->peek(in->ctx, tid, &r)) {
+        /* No record: the call never returned in the recording. Either it
+         * ended the process (kill, tkill or tgkill of a fatal signal, as
+         * abort() and raise() do: executed again to find out), or the
+         * process ended while the call was still blocked (a deadlock, an
+         * exit_group or a fatal signal of another thread, an interrupted
+         * recording): the thread stops here, and the replayer requires
+         * that the log gives it nothing more to run. */
+        if (nr == 129 || nr == 130 || nr == 131) {
+            p->sys_thread = t;
+            p->sys_core = -1;
+            (void)syscall_emulate(p, t, (uint32_t)nr, a);
+            p->sys_thread = NULL;
+            if (p->done)
+                return DRV_REPLAY_END;
+            DIVERGE("thread %u makes system call %" PRIu64 " (%s) at pc 0x%" PRIx64
+                    " but the input log has no more records for it",
+                    tid, nr, info.name, ctx->pc - 4);
+        }
+        t->state = THR_BLOCKED;   /* drv_replay_ctx no longer gives it */
+        return DRV_REPLAY_STUCK;
+    }
     if (r.type != RNR_IN_SYSCALL || r.nr != nr)
         DIVERGE("thread %u makes system call %" PRIu64 " (%s) at pc 0x%" PRIx64
                 " but the input log's next record is %s %" PRIu64,

@@ -37,7 +37,8 @@ drv_proc *drv_replay_new(const drv_config *config, const char *program, const ch
                          size_t argc, const char *const *envp, size_t envc, char *err,
                          size_t errlen);
 rru_mem *drv_replay_mem(drv_proc *p);
-/* The registers of live thread TID, or NULL (unknown or exited). */
+/* The registers of live thread TID, or NULL (unknown, exited, or stuck in a
+ * call that never returned: DRV_REPLAY_STUCK). */
 rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid);
 
 /* How a replayed system call ended for its thread. */
@@ -45,6 +46,9 @@ enum {
     DRV_REPLAY_OK = 0,        /* the thread goes on (ctx updated) */
     DRV_REPLAY_EXITED = 1,    /* the thread ended */
     DRV_REPLAY_END = 2,       /* the process ended (exit_group, last exit, a signal) */
+    DRV_REPLAY_STUCK = 3,     /* the call never returned in the recording (it was
+                               * still blocked when the process ended): the
+                               * thread goes no further */
     DRV_REPLAY_DIVERGED = -1, /* the log does not match (message) */
 };
 

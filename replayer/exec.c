@@ -312,8 +312,8 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
                      ? drv_replay_ctx(x->p, tid) : NULL;
     pthread_mutex_unlock(&x->lock);
     if (!c)
-        CHUNK_FAIL("the log runs %" PRIu64 " instructions of thread %u, which does not exist now",
-                   cs, tid);
+        CHUNK_FAIL("the log runs %" PRIu64 " instructions of thread %u, which has ended or is "
+                   "stuck in a call that never returned", cs, tid);
     wk->tid = tid;
     wk->bad = 0;
     rru_hart_load(h, c);
@@ -337,7 +337,7 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
                 snprintf(why, sizeof why, "%s", msg);
                 CHUNK_FAIL("%s", why);
             }
-            if (rc == DRV_REPLAY_EXITED || rc == DRV_REPLAY_END) {
+            if (rc == DRV_REPLAY_EXITED || rc == DRV_REPLAY_END || rc == DRV_REPLAY_STUCK) {
                 if (left)
                     CHUNK_FAIL("the thread ended with %" PRIu64 " instructions of its chunk left", left);
                 return 0;

@@ -146,6 +146,40 @@ START_TEST(replay_of_many_recorded_cpus_on_two_workers)
 }
 END_TEST
 
+/* Recordings whose last system call of a thread never returned: abort()
+ * and raise() end the process inside tgkill, a deadlock leaves every
+ * thread blocked in futex; a fault ends it between calls. The replay runs
+ * each to the recorded end and verifies it (status, threads, digest). */
+START_TEST(replay_reproduces_endings_inside_a_system_call)
+{
+    static const workload ends[] = {
+        {"signals", {"abort"}}, {"signals", {"raise"}}, {"signals", {"segv"}},
+        {"deadlock", {0}}, {"signals", {"exit", "7"}},
+    };
+    char *tmp = tu_tmpdir();
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%zu", i);
+        tu_output rec;
+        char *dir = strdup(tu_path(tmp, name));
+        const char *o2[] = {"--backend", "-n", "3", NULL};
+        const char *args[5] = {ends[i].args[0], ends[i].args[1], NULL};
+        tu_record(&rec, dir, ends[i].name, o2, args);
+        ck_assert_msg(rec.status != 0 && rec.status != 2, "%s %s: record exit %d: %.500s",
+                      ends[i].name, args[0] ? args[0] : "", rec.status, rec.err);
+        for (int f = 0; f < 4; f++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s %s", ends[i].name, args[0] ? args[0] : "");
+            replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, what);
+        }
+        tu_output_free(&rec);
+        free(dir);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(replay_needs_neither_the_program_path_nor_the_input_files)
 {
     /* fileio reads a file: the replay runs with that file and the
@@ -393,6 +427,7 @@ TU_SUITE(replay)
                         (int)(sizeof threaded / sizeof threaded[0]));
     tcase_add_test(tc, replay_orders_the_calls_that_move_the_standard_streams);
     tcase_add_test(tc, replay_of_many_recorded_cpus_on_two_workers);
+    tcase_add_test(tc, replay_reproduces_endings_inside_a_system_call);
     tcase_add_test(tc, replay_needs_neither_the_program_path_nor_the_input_files);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
