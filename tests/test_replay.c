@@ -148,13 +148,15 @@ END_TEST
 
 /* Recordings whose last system call of a thread never returned: abort()
  * and raise() end the process inside tgkill, a deadlock leaves every
- * thread blocked in futex; a fault ends it between calls. The replay runs
+ * thread blocked in futex, exitblocked ends while two threads are blocked
+ * (a pipe read, a condition wait); a fault ends it between calls. The replay runs
  * each to the recorded end and verifies it (status, threads, digest). */
 START_TEST(replay_reproduces_endings_inside_a_system_call)
 {
     static const workload ends[] = {
         {"signals", {"abort"}}, {"signals", {"raise"}}, {"signals", {"segv"}},
-        {"deadlock", {0}}, {"signals", {"exit", "7"}},
+        {"deadlock", {0}}, {"signals", {"exit", "7"}}, {"exitblocked", {0}},
+        {"exitblocked", {"abort"}},
     };
     char *tmp = tu_tmpdir();
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
