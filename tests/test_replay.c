@@ -222,6 +222,27 @@ START_TEST(replay_needs_neither_the_program_path_nor_the_input_files)
     replay_ok(dir2, "serial", "1", &rec, "mapped file gone");
     tu_output_free(&rec);
     free(dir2);
+
+    /* fsprobe lists a directory, stats and access()es its entries and
+     * readv()s a file: all of it comes from the input log. */
+    char *listed = strdup(tu_path(tmp, "listed"));
+    ck_assert_int_eq(mkdir(listed, 0755), 0);
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/data.txt", listed);
+    tu_write_file(sub, "one two three four five six seven\n", 34);
+    snprintf(sub, sizeof sub, "%s/sub", listed);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    char *dir3 = strdup(tu_path(tmp, "b3"));
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "2", "-o", dir3, "--",
+                                  guest("fsprobe"), listed, NULL});
+    ck_assert_msg(rec.status == 0, "%s", rec.err);
+    ck_assert_msg(strstr(rec.out, "readv 34: 'one ' 'two thre'") != NULL, "%s", rec.out);
+    tu_rmtree(listed);
+    replay_ok(dir3, "maxpar", "2", &rec, "listed directory gone");
+    replay_ok(dir3, "stserial", "1", &rec, "listed directory gone");
+    tu_output_free(&rec);
+    free(dir3);
+    free(listed);
     tu_rmtree(tmp);
     free(tmp);
     free(dir);

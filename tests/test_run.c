@@ -178,6 +178,29 @@ START_TEST(run_matches_qemu_on_file_input)
 }
 END_TEST
 
+/* A directory with a file, an executable, a subdirectory and data.txt
+ * for fsprobe (listing, access, stat, readv); returns its path (owned). */
+static char *fsprobe_dir(void)
+{
+    char *dir = tu_tmpdir();
+    tu_write_file(tu_path(dir, "data.txt"), "one two three four five six seven\n", 34);
+    tu_write_file(tu_path(dir, "b.bin"), "x", 1);
+    tu_write_file(tu_path(dir, "run.sh"), "#!/bin/sh\n", 10);
+    ck_assert_int_eq(chmod(tu_path(dir, "run.sh"), 0755), 0);
+    ck_assert_int_eq(mkdir(tu_path(dir, "sub"), 0755), 0);
+    return dir;
+}
+
+START_TEST(run_matches_qemu_on_directories_access_and_readv)
+{
+    char *dir = fsprobe_dir();
+    const char *args[] = {dir, NULL};
+    same_as_qemu(NULL, guest("fsprobe"), args);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* mmapfile maps a file and reads it from threads: a file of 5 pages and
  * a part (the last page runs past its end) on one thread, then the
  * program's own file (its default) on eight. */
@@ -623,6 +646,7 @@ TU_SUITE(run)
     tcase_add_test(tc, run_builds_the_initial_stack_and_auxv_of_linux);
     tcase_add_test(tc, run_matches_qemu_on_file_input);
     tcase_add_test(tc, run_matches_qemu_on_file_mappings);
+    tcase_add_test(tc, run_matches_qemu_on_directories_access_and_readv);
     tcase_add_test(tc, run_matches_qemu_on_system_call_semantics);
     tcase_add_test(tc, run_matches_qemu_on_a_pipe_between_threads);
     tcase_add_test(tc, run_ends_with_the_signal_status_and_names_it);
