@@ -21,7 +21,9 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -249,6 +251,25 @@ static int misc(void)
     printf("write closed %s\n", err_name(rc(write(d, "x", 1))));
     volatile uintptr_t badbuf = 16;
     printf("write badbuf %s\n", err_name(rc(write(1, (const void *)badbuf, 4))));
+    /* Limits and umask: process-wide state the replay executes again. */
+    struct rlimit lim, back;
+    getrlimit(RLIMIT_NOFILE, &lim);
+    struct rlimit lower = {lim.rlim_cur / 2, lim.rlim_max};
+    printf("setrlimit nofile half %d\n", setrlimit(RLIMIT_NOFILE, &lower));
+    getrlimit(RLIMIT_NOFILE, &back);
+    printf("nofile now half %d\n", back.rlim_cur == lower.rlim_cur && back.rlim_max == lim.rlim_max);
+    struct rlimit inverted = {lim.rlim_max, lim.rlim_cur / 4};
+    printf("setrlimit cur>max %s\n", err_name(rc(setrlimit(RLIMIT_NOFILE, &inverted))));
+    printf("prlimit old and new %d\n", prlimit(0, RLIMIT_NOFILE, &lim, &back) == 0 &&
+                                          back.rlim_cur == lower.rlim_cur);
+    umask(027);
+    printf("umask gives back 027: %d\n", umask(022) == 027);
+    struct timeval tv;
+    printf("gettimeofday after 2020 %d\n", gettimeofday(&tv, NULL) == 0 && tv.tv_sec > 1577836800);
+    struct timespec res;
+    printf("clock_getres monotonic %d\n", clock_getres(CLOCK_MONOTONIC, &res) == 0 &&
+                                            res.tv_sec == 0 && res.tv_nsec > 0);
+    printf("tkill self 0: %ld\n", syscall(SYS_tkill, syscall(SYS_gettid), 0));
     return 0;
 }
 
