@@ -224,13 +224,15 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     rnr_input_record r;
     if (!in->peek(in->ctx, tid, &r)) {
         /* No record: the call never returned in the recording. Either it
-         * ended the process (kill, tkill or tgkill of a fatal signal, as
-         * abort() and raise() do: executed again to find out), or the
-         * process ended while the call was still blocked (a deadlock, an
-         * exit_group or a fatal signal of another thread, an interrupted
-         * recording): the thread stops here, and the replayer requires
-         * that the log gives it nothing more to run. */
-        if (nr == 129 || nr == 130 || nr == 131) {
+         * ended the process (an emulated call: kill, tkill or tgkill of a
+         * fatal signal, as abort() and raise() do, or rt_sigprocmask
+         * unblocking a pending one; executed again to find out: emulated
+         * calls never block), or the process ended while the call was
+         * still blocked (a deadlock, an exit_group or a fatal signal of
+         * another thread, an interrupted recording): the thread stops
+         * here, and the replayer requires that the log gives it nothing
+         * more to run. */
+        if (info.replay == DRV_RP_EMULATE && nr != 220 && nr != 435) {
             p->sys_thread = t;
             p->sys_core = -1;
             (void)syscall_emulate(p, t, (uint32_t)nr, a);

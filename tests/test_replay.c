@@ -147,7 +147,8 @@ START_TEST(replay_of_many_recorded_cpus_on_two_workers)
 END_TEST
 
 /* Recordings whose last system call of a thread never returned: abort()
- * and raise() end the process inside tgkill, a deadlock leaves every
+ * and raise() end the process inside tgkill, an unblocked pending SIGTERM
+ * inside rt_sigprocmask, a deadlock leaves every
  * thread blocked in futex, exitblocked ends while two threads are blocked
  * (a pipe read, a condition wait); a fault ends it between calls. The replay runs
  * each to the recorded end and verifies it (status, threads, digest). */
@@ -155,6 +156,7 @@ START_TEST(replay_reproduces_endings_inside_a_system_call)
 {
     static const workload ends[] = {
         {"signals", {"abort"}}, {"signals", {"raise"}}, {"signals", {"segv"}},
+        {"signals", {"pending"}},
         {"deadlock", {0}}, {"signals", {"exit", "7"}}, {"exitblocked", {0}},
         {"exitblocked", {"abort"}},
     };
@@ -173,6 +175,24 @@ START_TEST(replay_reproduces_endings_inside_a_system_call)
             char what[64];
             snprintf(what, sizeof what, "%s %s", ends[i].name, args[0] ? args[0] : "");
             replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, what);
+        }
+        if (args[0] && strcmp(args[0], "pending") == 0) {
+            /* The replay itself ends by the signal, and checks it: a
+             * manifest claiming SIGABRT instead of SIGTERM fails it. */
+            char path[4200];
+            snprintf(path, sizeof path, "%s/manifest", dir);
+            size_t n;
+            char *m = (char *)tu_read_file(path, &n);
+            char *at = strstr(m, "exit-status = 143");
+            ck_assert_ptr_nonnull(at);
+            memcpy(at + 14, "134", 3);
+            tu_write_file(path, m, n);
+            free(m);
+            tu_output o;
+            tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
+            ck_assert_msg(o.status == 1 && strstr(o.err, "ends with status 143"), "exit %d: %s",
+                          o.status, o.err);
+            tu_output_free(&o);
         }
         tu_output_free(&rec);
         free(dir);

@@ -1,7 +1,9 @@
 /* workloads/signals.c: ends by a signal, chosen by the first argument:
  * "abort" (abort(), SIGABRT), "segv" (a store to an unmapped address,
  * SIGSEGV), "ill" (an illegal instruction, SIGILL), "raise" (raise(SIGTERM)),
- * "ignored" (SIGUSR1 ignored, then exit 5), "exit N" (exit status N). */
+ * "ignored" (SIGUSR1 ignored, then exit 5), "pending" (SIGTERM raised while
+ * blocked, delivered when sigprocmask unblocks it), "exit N" (exit status
+ * N). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +31,18 @@ int main(int argc, char **argv)
         raise(SIGUSR1);
         printf("signals: survived SIGUSR1\n");
         return 5;
+    }
+    if (strcmp(what, "pending") == 0) {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGTERM);
+        sigprocmask(SIG_BLOCK, &s, NULL);
+        raise(SIGTERM);
+        printf("signals: SIGTERM pending\n");
+        fflush(stdout);
+        sigprocmask(SIG_UNBLOCK, &s, NULL);
+        printf("signals: survived the unblock (wrong)\n");
+        return 1;
     }
     if (strcmp(what, "exit") == 0)
         exit(argc > 2 ? atoi(argv[2]) : 0);
