@@ -72,7 +72,7 @@ static const workload all_workloads[] = {
     {"pipes", {0}}, {"malloc_stress", {0}}, {"tls", {0}}, {"unmap", {"3"}},
     {"chatter", {"3", "12"}}, {"intmath", {"3000"}}, {"fpmath", {0}}, {"strings", {0}},
     {"sort", {0}}, {"argenv", {"a b", "c"}}, {"signals", {"exit", "7"}}, {"fileio", {0}},
-    {"mmapfile", {0}}, {"redirect", {"3"}}, {"exitblocked", {0}},
+    {"mmapfile", {0}}, {"redirect", {"3"}}, {"exitblocked", {0}}, {"counters", {"3", "mix"}},
 };
 
 /* Records W with OPTS (NULL-terminated) into DIR; returns the exit status

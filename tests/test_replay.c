@@ -36,7 +36,7 @@ static const workload threaded[] = {
     {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
     {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
     {"malloc_stress", {0}}, {"sysprobe", {"time"}}, {"mmapfile", {0}}, {"redirect", {"3"}},
-    {"sysprobe", {"misc"}},
+    {"sysprobe", {"misc"}}, {"counters", {"4", "mix"}},
 };
 
 /* Records W (with OPTS) into a new bundle under TMP; returns its path
