@@ -154,7 +154,7 @@ static void mirror_fds(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t re
     } else {
         return;
     }
-    if (dst < 0 || dst >= FD_MAX || dst == src)
+    if (dst < 0 || dst >= FD_MAX)
         return;
     file_obj *f = files_get(p, src), *old = p->fds[dst].file;
     if (f)

@@ -32,11 +32,17 @@ int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n)
     return (int64_t)n;
 }
 
+/* The two devices the simulated system has; writes to them vanish. */
+static int sink_device(const char *path)
+{
+    return strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/zero") == 0;
+}
+
 /* Paths the simulated system does not have. */
 static int hidden_path(const char *path)
 {
     static const char *const roots[] = {"/proc", "/sys", "/dev"};
-    if (strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/zero") == 0)
+    if (sink_device(path))
         return 0;
     for (size_t i = 0; i < 3; i++) {
         size_t n = strlen(roots[i]);
@@ -112,9 +118,7 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t fl = (int64_t)a[2];
     int writes = (fl & LX_O_ACCMODE) != LX_O_RDONLY || (fl & (LX_O_CREAT | LX_O_TRUNC)) ||
                  (fl & LX_O_TMPFILE) == LX_O_TMPFILE;
-    /* Writes to /dev/null and /dev/zero vanish: always allowed. */
-    const int sink = strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/zero") == 0;
-    if (writes && !sink && !files_write_allowed(p, (int)dir, path)) {
+    if (writes && !sink_device(path) && !files_write_allowed(p, (int)dir, path)) {
         proc_warn_once(p, WARN_WRITE_DENIED,
                        "the guest may not write '%s' (EACCES); allow it with --allow-write DIR",
                        path);
