@@ -340,7 +340,8 @@ out:
  * predecessor is still held (an edge against the finalizing order, or a
  * cycle), when a thread's chunks come out of (TS, log index) order, when a
  * migration involves an empty chunk, when a dependence on one CPU goes
- * backward, and when positions are missing or too many. Otherwise every
+ * backward, and when a position the first pass noted is missing in the
+ * second. Otherwise every
  * edge of the whole graph reached its destination before that was
  * finalized, and came from a source finalized before it; so finalizing is
  * a topological order, each value is computed from all its predecessors'
@@ -361,8 +362,10 @@ out:
  * given up and oracle_compute reports it.
  *
  * Memory: the window's chunks and the edges into and out of them, the far
- * positions (at most the window), one entry per thread; the files are read
- * once, or twice when there are far positions. */
+ * positions (24 bytes each; each comes from a dependence reaching back past
+ * the window, which the whole graph would hold, with every other one), one
+ * entry per thread; the files are read once, or twice when there are far
+ * positions. */
 
 typedef struct sin {
     uint64_t d, v;             /* destination instruction; the source's f, then f(d) */
@@ -417,6 +420,7 @@ typedef struct nheap {
 typedef struct stream {
     uint32_t cpus;
     uint64_t window;
+    int hold_msp;              /* ORACLE_HOLD_MSP */
     int pass;                  /* 1: note far positions; 2: use them */
     int need_second;
     uint64_t msp, hmax;        /* the log's MSP; the largest TS read */
@@ -426,6 +430,7 @@ typedef struct stream {
     sthread *thr;
     size_t capthr, nthr;
     uint64_t held, edges, far;
+    uint64_t far_compact;      /* pos_add makes the lists unique past this */
     uint64_t instructions, chunks, deps, chunk_path, insn_path, segments;
     oracle_bounds *out;
     const char *why;
@@ -539,21 +544,22 @@ static size_t pos_unique(poslist *p)
 }
 
 /* Notes a far position (first pass). Duplicates are frequent (one source,
- * several readers): past twice the window, every list is made unique, and
- * more distinct positions than the window give the window up. */
+ * several readers): each time the lists have doubled since they were last
+ * made unique, they are made unique again (sorting: n log n in all).
+ * There is no limit on distinct positions: each comes from at least one
+ * dependence, which the whole graph would hold too, and more. */
 static void pos_add(stream *s, poslist *p, uint64_t x)
 {
     GROW(p->pos, p->n, p->cap, 16);
     p->pos[p->n++] = x;
     s->far++;
     s->need_second = 1;
-    if (s->window && s->far > 2 * s->window) {
+    if (s->far > s->far_compact) {
         for (uint32_t q = 0; q < s->cpus; q++) {
             s->far -= pos_unique(&s->lane[q].farv);
             s->far -= pos_unique(&s->lane[q].farc);
         }
-        if (s->far > s->window)
-            give_up(s, "too many dependences reach back further than the window");
+        s->far_compact = 2 * (s->far > 4096 ? s->far : 4096);
     }
 }
 
@@ -882,7 +888,14 @@ static int stream_pass(stream *s, const char *initial_log, const char *truth_pat
             else
                 add_dep(s, &d);
         }
-        while (s->window && s->held > s->window && !s->why)
+        /* Past the window, the oldest chunk is finalized; with
+         * hold_msp only once bounded silence says every chunk up to its
+         * TS has been read (each is drained within MSP of its start): a
+         * log of many tiny chunks, more than the window in one MSP, then
+         * holds them all instead of dropping one whose predecessors are
+         * still to come. */
+        while (s->window && s->held > s->window && !s->why &&
+               (!s->hold_msp || s->held_heap.e[0]->ts + s->msp <= s->hmax))
             finalize(s, heap_pop(&s->held_heap));
         if (rc == 0) {
             if (have == 1)
@@ -943,12 +956,13 @@ static void stream_reset(stream *s, int keep_far)
 }
 
 int oracle_compute_window(const char *initial_log, const char *truth_path, uint64_t window,
-                          oracle_bounds *out, char *err, size_t errlen)
+                          unsigned flags, oracle_bounds *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     stream s;
     memset(&s, 0, sizeof s);
     s.window = window;
+    s.hold_msp = (flags & ORACLE_HOLD_MSP) != 0;
     s.out = out;
     int rc = 0;
     for (s.pass = 1; s.pass <= 2; s.pass++) {
@@ -962,10 +976,6 @@ int oracle_compute_window(const char *initial_log, const char *truth_path, uint6
                 pos_finish(&s, &s.lane[p].farc);
             }
             out->far_positions = s.far;
-            if (window && s.far > window) {
-                give_up(&s, "too many dependences reach back further than the window");
-                break;
-            }
             stream_reset(&s, 1);
         }
     }
@@ -989,9 +999,9 @@ int oracle_compute_window(const char *initial_log, const char *truth_path, uint6
 }
 
 int oracle_compute_file(const char *initial_log, const char *truth_path, uint64_t window,
-                        oracle_bounds *out, char *err, size_t errlen)
+                        unsigned flags, oracle_bounds *out, char *err, size_t errlen)
 {
-    int rc = oracle_compute_window(initial_log, truth_path, window, out, err, errlen);
+    int rc = oracle_compute_window(initial_log, truth_path, window, flags, out, err, errlen);
     if (rc != 1)
         return rc;
     oracle_bounds streamed = *out;

@@ -34,8 +34,14 @@ typedef struct oracle_bounds {
     const char *why;
 } oracle_bounds;
 
-/* The window `rnr stats` gives the stream, in chunks. */
+/* The window `rnr stats` gives the stream, in chunks, and its flags. */
 #define ORACLE_WINDOW 4096
+/* Flag: past the window, hold every chunk within the log's MSP of the
+ * latest TS read (bounded silence: all chunks up to a TS have been read
+ * once a chunk MSP later has). The window then holds at least the chunks
+ * of one MSP, however small they are: memory still independent of the
+ * log's length, and no chunk is dropped before its predecessors. */
+#define ORACLE_HOLD_MSP 1u
 
 /* Reads the initial log and the truth file whole (memory: their chunks,
  * dependences and cut points). 0, or -1 with err (a file's problem, or
@@ -44,18 +50,20 @@ int oracle_compute(const char *initial_log, const char *truth_path, oracle_bound
                    size_t errlen);
 
 /* The same bounds with the files streamed, holding at most WINDOW chunks
- * (0: no limit) and the positions of the dependences that reach back past
- * them (at most WINDOW of those). 0 with exactly oracle_compute's bounds;
- * 1 when the window does not hold (a dependence into a chunk already
- * dropped, one against the log's order, too many reaching back; out->why
- * says which; the bounds are then unusable); -1 with err (a file's
- * problem). Reads the files once, or twice when dependences reach back. */
+ * (0: no limit; with ORACLE_HOLD_MSP in FLAGS, also those within one MSP
+ * of the latest TS read) and the positions of the dependences that reach back past
+ * them (as many as there are: each such position stands for at least one
+ * dependence that oracle_compute would hold). 0 with exactly
+ * oracle_compute's bounds; 1 when the window does not hold (a dependence
+ * into a chunk already dropped, one against the log's order; out->why says
+ * which; the bounds are then unusable); -1 with err (a file's problem).
+ * Reads the files once, or twice when dependences reach back. */
 int oracle_compute_window(const char *initial_log, const char *truth_path, uint64_t window,
-                          oracle_bounds *out, char *err, size_t errlen);
+                          unsigned flags, oracle_bounds *out, char *err, size_t errlen);
 
 /* oracle_compute_window, and oracle_compute when the window is given up
  * (out->window_given_up). 0, or -1 with err as oracle_compute. */
 int oracle_compute_file(const char *initial_log, const char *truth_path, uint64_t window,
-                        oracle_bounds *out, char *err, size_t errlen);
+                        unsigned flags, oracle_bounds *out, char *err, size_t errlen);
 
 #endif

@@ -1195,6 +1195,11 @@ static int verify_serial(run *w, rnr_reader *r)
             if (!ok)
                 violated(k, &q);
         }
+        if (!t->reqs.n && t->reqs.cap) {   /* memory: threads that ended keep none */
+            free(t->reqs.e);
+            t->reqs.e = NULL;
+            t->reqs.cap = 0;
+        }
         t->done = end;
         entry++;
     }

@@ -28,9 +28,10 @@ void files_pipe_wake(drv_proc *p, pipe_buf *pb)
 {
     thread *waker = p->sys_thread;
     uint64_t now = waker ? sched_now(p, waker) : 0;
-    for (size_t i = 0; i < p->nthreads; i++) {
-        thread *t = p->threads[i];
-        if (t->state == THR_BLOCKED && t->wait == WAIT_PIPE && t->wait_addr == pb->id)
+    for (size_t i = 0; i < p->nalive; i++) {
+        thread *t = p->alive[i];
+        if (t->state == THR_BLOCKED &&
+            ((t->wait == WAIT_PIPE && t->wait_addr == pb->id) || t->wait == WAIT_POLL))
             sched_restart(p, t, now);
     }
 }

@@ -29,6 +29,7 @@ typedef enum thr_wait {
     WAIT_FUTEX = 1,
     WAIT_SLEEP = 2,
     WAIT_PIPE = 3,               /* wait_addr = the pipe's id */
+    WAIT_POLL = 4,               /* ppoll: any pipe's change, or the deadline */
 } thr_wait;
 
 typedef struct thread thread;
@@ -45,6 +46,16 @@ struct thread {
     uint64_t pending;            /* signals sent to this thread, blocked */
     uint64_t altstack_sp, altstack_size;
     int altstack_flags;
+    /* A signal whose handler runs when the current system call returns
+     * (0: none), and its siginfo code. */
+    int deliver, deliver_code;
+    /* Signals with a handler that came from elsewhere (another thread, the
+     * timer, SIGPIPE): taken at the thread's next system call entry, with
+     * their siginfo codes; interrupted: it was woken from a wait for one,
+     * so that call ends with EINTR (or runs again under SA_RESTART). */
+    uint64_t async;
+    int async_code[LX_NSIG + 1];
+    int interrupted;
     /* Blocking: what it waits for and until when. */
     thr_wait wait;
     uint64_t wait_addr;          /* futex word */
@@ -57,6 +68,10 @@ struct thread {
     thread *next, *prev;
     uint64_t sc_count;           /* store-conditionals executed (input log ordinals) */
     uint64_t instret_base;       /* ctx.instret when it was created (a clone inherits one) */
+    char name[16];               /* prctl PR_SET_NAME (comm): NUL-terminated, a clone inherits it */
+    int policy;                  /* SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; a clone inherits it */
+    int polling;                 /* blocked in ppoll or pselect6: poll_deadline holds */
+    uint64_t poll_deadline;      /* its deadline (UINT64_MAX: none), kept across restarts */
     /* Memory records of the current syscall, logged after its result. */
     inlog_pending log;
 };
@@ -85,6 +100,7 @@ typedef struct file_obj {
     int flags;                   /* LX_O_* status flags given at open */
     int writable;                /* the user allowed writes to it */
     pipe_buf *pipe;              /* FILE_PIPE_R / FILE_PIPE_W */
+    int proc;                    /* FILE_HOST holding a /proc file's text */
 } file_obj;
 
 typedef struct fd_entry {
@@ -117,6 +133,10 @@ struct drv_proc {
     thread **threads;            /* every thread ever created, by creation order */
     size_t nthreads, cap_threads;
     size_t live;                 /* threads not DEAD */
+    int nice;                    /* setpriority: 0 to 19 */
+    thread **alive;              /* the threads not DEAD, in creation order; dead ones
+                                    leave it in batches (sched_exit_thread): skip them */
+    size_t nalive, cap_alive;
     thread *runq_head, *runq_tail;
     thread *futex_head, *futex_tail;  /* waiters in arrival order */
     uint64_t wait_seq;
@@ -127,6 +147,12 @@ struct drv_proc {
     sigaction_state sigactions[LX_NSIG + 1];
     uint64_t rlim_cur[LX_RLIM_NLIMITS], rlim_max[LX_RLIM_NLIMITS];
     uint32_t umask;
+    /* ITIMER_REAL: its next expiry on the simulated clock (UINT64_MAX:
+     * disarmed) and its interval (0: one-shot). */
+    uint64_t itimer_at, itimer_every;
+    /* The page holding the return path of signal handlers (li a7, 139;
+     * ecall), mapped at the first handler that runs; 0 before. */
+    uint64_t sigtramp;
     /* The system call in progress (for guest memory helpers and the log). */
     int sys_core;                /* -1 outside a system call */
     thread *sys_thread;
@@ -150,8 +176,8 @@ struct drv_proc {
 
 /* One-time warnings (bit index into warned[]). */
 enum {
-    WARN_CLONE_FLAGS, WARN_SIGHANDLER, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
-    WARN_PROC_PATH,
+    WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
+    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -173,6 +199,20 @@ int proc_demand_page(drv_proc *p, unsigned cause, uint64_t addr);
 /* Creates a thread (RUNNABLE, not queued) with a copy of CTX; NULL if out
  * of memory. */
 thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx);
+/* The thread TID names (dead or not), or NULL: tids are given in creation
+ * order from the process id up. */
+static inline thread *proc_thread(const drv_proc *p, int64_t tid)
+{
+    if (tid < (int64_t)p->pid || (uint64_t)(tid - (int64_t)p->pid) >= p->nthreads)
+        return NULL;
+    return p->threads[tid - (int64_t)p->pid];
+}
+/* The same if that thread has not ended, else NULL. */
+static inline thread *proc_live_thread(const drv_proc *p, int64_t tid)
+{
+    thread *t = proc_thread(p, tid);
+    return t && t->state != THR_DEAD ? t : NULL;
+}
 /* Makes T runnable no earlier than cycle WHEN with a0 = RESULT (if
  * set_result), and puts it on an idle core if there is one. */
 void sched_make_ready(drv_proc *p, thread *t, uint64_t when);
@@ -195,12 +235,21 @@ void sched_restart(drv_proc *p, thread *t, uint64_t when);
 void sched_wake(drv_proc *p, thread *t, int64_t result, uint64_t when);
 /* Thread T ends (its core, if any, is freed). */
 void sched_exit_thread(drv_proc *p, thread *t);
-/* Earliest deadline of a blocked thread, UINT64_MAX if none. */
+/* A thread was set DEAD (record: sched_exit_thread; replay: its exit): one
+ * live thread less, and the alive list compacted now and then. */
+void sched_thread_died(drv_proc *p);
+/* The earliest deadline: a blocked thread's or the interval timer's,
+ * UINT64_MAX if none. */
 uint64_t sched_next_deadline(const drv_proc *p);
-/* Wakes every blocked thread whose deadline is <= NOW. */
+/* The earliest deadline of a blocked thread alone (UINT64_MAX: none). */
+uint64_t sched_next_wake(const drv_proc *p);
+/* Fires the interval timer if due, then wakes every blocked thread whose
+ * deadline is <= NOW. */
 void sched_expire(drv_proc *p, uint64_t now);
 /* Current cycle of thread T's core (T RUNNING) or its ready time. */
 uint64_t sched_now(const drv_proc *p, const thread *t);
+/* T's registers as they are now: its core's while it runs, else saved. */
+rru_ctx *sched_ctx(drv_proc *p, thread *t);
 /* Seeded generator of the driver. */
 uint64_t proc_rand(drv_proc *p);
 /* The deadlock report for the current state (owned string). */
@@ -216,6 +265,11 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
 /* The end of thread T: the CLEARTID store (no wake: the caller's). Returns
  * the CLEARTID address, 0 if none. */
 uint64_t thread_clear_tid(drv_proc *p, thread *t);
+/* The end of thread T, before that: its robust futex list (set_robust_list)
+ * walked as Linux walks it, each futex T still owns marked OWNER_DIED.
+ * Stores in WAKE (at most MAX) the futexes with waiters, which the run
+ * wakes (one waiter each) and replay does not need; returns their count. */
+size_t thread_robust_exit(drv_proc *p, thread *t, uint64_t *wake, size_t max);
 
 /* ---- futex (futex.c) ---- */
 
@@ -257,8 +311,27 @@ void syscall_log_result(drv_proc *p, thread *t, uint64_t nr, int64_t result);
 int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n);
 int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n);
 int64_t guest_read_u32(drv_proc *p, uint64_t addr, uint32_t *v);
+/* A struct timespec at ADDR as cycles (at most UINT64_MAX / 2); 0,
+ * -LX_EFAULT or -LX_EINVAL (negative, or nanoseconds past a second). */
+int64_t guest_read_timespec(drv_proc *p, uint64_t addr, uint64_t *cycles);
 int64_t guest_write_u32(drv_proc *p, uint64_t addr, uint32_t v);
 int64_t guest_write_u64(drv_proc *p, uint64_t addr, uint64_t v);
+int64_t guest_read_u64(drv_proc *p, uint64_t addr, uint64_t *v);
+
+/* Little-endian 64-bit values in byte buffers of guest structures. */
+static inline void le64_put(uint8_t *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t le64_get(const uint8_t *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
+}
 /* A NUL-terminated string of at most MAX bytes (NUL included): its length,
  * -LX_EFAULT, or -LX_ENAMETOOLONG. */
 int64_t guest_read_str(drv_proc *p, uint64_t addr, char *buf, size_t max);
@@ -290,10 +363,30 @@ int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path);
 /* ---- signals (sys_signal.c) ---- */
 
 /* Sends SIG to thread T (or to the process if T is NULL) from thread FROM
- * (for messages). 0, or SC_GONE if the signal ended the process. */
-int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from);
+ * with siginfo code CODE (LX_SI_USER, LX_SI_TKILL; -1: no handler may run,
+ * as for SIGPIPE, whose write replay does not execute). 0, or SC_GONE if
+ * the signal ended the process. */
+int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from, int code);
+/* If the system call T makes now set a signal to deliver (T->deliver),
+ * its handler's frame goes on T's stack and C (T's registers, the call's
+ * result in a0) enters the handler; a frame that cannot be written ends
+ * the process with SIGSEGV, as Linux does. Record, run and replay call it
+ * at the same point: after the result, before the call's exit. */
+void signal_deliver(drv_proc *p, thread *t, rru_ctx *c);
+/* At the entry of T's system call NR (its ECALL at ECALL_PC, registers C):
+ * 1 if a signal from elsewhere is taken there instead (its handler entered,
+ * the call not run: a SYSCALL record with signal_mark's result says so),
+ * else 0. */
+int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t ecall_pc);
+/* Replay: 1 if RESULT is such a record's, its handler entered on C. */
+int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result);
 /* Delivers T's pending signals that are no longer blocked. */
 int64_t signal_check_pending(drv_proc *p, thread *t);
+/* ITIMER_REAL expired: SIGALRM to the process, outside any system call. */
+void signal_timer(drv_proc *p);
+/* 1 if the timer's SIGALRM would change nothing now (ignored, or blocked by
+ * every thread: dropped). */
+int signal_timer_void(const drv_proc *p);
 /* "SIGSEGV" for 11; "signal N" for numbers without a name. */
 const char *signal_name(int sig);
 

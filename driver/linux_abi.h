@@ -76,6 +76,11 @@ enum {
     LX_FUTEX_CMD_MASK = ~(128 | 256),
 };
 #define LX_FUTEX_BITSET_MATCH_ANY 0xffffffffu
+/* The futex word of a robust mutex: owner tid and two flags. */
+#define LX_FUTEX_WAITERS 0x80000000u
+#define LX_FUTEX_OWNER_DIED 0x40000000u
+#define LX_FUTEX_TID_MASK 0x3fffffffu
+#define LX_ROBUST_LIST_LIMIT 2048
 
 /* Clocks (linux/time.h). */
 enum {
@@ -120,10 +125,22 @@ enum {
     LX_SIGVTALRM = 26, LX_SIGPROF = 27, LX_SIGWINCH = 28, LX_SIGIO = 29, LX_SIGPWR = 30,
     LX_SIGSYS = 31, LX_NSIG = 64,
 };
+
+#define LX_SIGCANCEL 32          /* glibc's own: pthread_cancel */
+
+enum { LX_ITIMER_REAL = 0, LX_ITIMER_VIRTUAL = 1, LX_ITIMER_PROF = 2 };
+#define LX_ITIMERVAL_SIZE 32      /* it_interval, it_value: {tv_sec, tv_usec} */
 #define LX_SIG_DFL 0u
 #define LX_SIG_IGN 1u
 enum { LX_SIG_BLOCK = 0, LX_SIG_UNBLOCK = 1, LX_SIG_SETMASK = 2 };
 enum { LX_SS_ONSTACK = 1, LX_SS_DISABLE = 2 };
+/* sigaction flags and siginfo codes the handlers' frames use. */
+#define LX_SA_SIGINFO 0x4u
+#define LX_SA_ONSTACK 0x08000000u
+#define LX_SA_RESTART 0x10000000u
+#define LX_SA_NODEFER 0x40000000u
+#define LX_SA_RESETHAND 0x80000000u
+enum { LX_SI_USER = 0, LX_SI_TKILL = -6, LX_SI_KERNEL = 0x80 };
 #define LX_MINSIGSTKSZ 2048u
 
 /* getrandom flags. */

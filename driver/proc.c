@@ -390,6 +390,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     p->pid = GUEST_PID;
     p->rng = config->machine.seed ^ 0x5eed0f0d51ee7ull;
     p->umask = 022;
+    p->itimer_at = UINT64_MAX;
     for (int r = 0; r < LX_RLIM_NLIMITS; r++)
         p->rlim_cur[r] = p->rlim_max[r] = LX_RLIM_INFINITY;
     p->rlim_cur[LX_RLIMIT_STACK] = VM_STACK_SIZE;
@@ -446,6 +447,10 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     thread *main_thread = sched_new_thread(p, &main_ctx);
     if (!main_thread)
         goto nomem;
+    {   /* the name the kernel gives it: the program file's, 15 bytes at most */
+        const char *exe = config->execfn ? config->execfn : program, *slash = strrchr(exe, '/');
+        snprintf(main_thread->name, sizeof main_thread->name, "%s", slash ? slash + 1 : exe);
+    }
     if (config->input_log) {
         uint8_t sha[32];
         if (rnr_sha256_file(program, sha, err, errlen) < 0) {
@@ -495,6 +500,11 @@ static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uin
         sched_expire(p, rru_machine_time(p->m));
         break;
     case RRU_STOP_IDLE:
+        /* Every thread waits. A deadline wakes one, unless the only one left
+         * is an interval timer whose SIGALRM changes nothing (ignored or
+         * blocked): then nothing can ever run again, as in a deadlock. */
+        if (deadline != UINT64_MAX && sched_next_wake(p) == UINT64_MAX && signal_timer_void(p))
+            deadline = UINT64_MAX;
         if (deadline != UINT64_MAX) {
             sched_expire(p, deadline);
         } else {
@@ -681,6 +691,7 @@ void drv_proc_free(drv_proc *p)
         free(p->threads[i]);
     }
     free(p->threads);
+    free(p->alive);
     files_close_all(p);
     rru_machine_free(p->m);
     vm_free(p->vm);

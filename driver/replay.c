@@ -29,17 +29,9 @@ drv_proc *drv_replay_new(const drv_config *config, const char *program, const ch
 
 rru_mem *drv_replay_mem(drv_proc *p) { return p->mem; }
 
-static thread *thread_of(drv_proc *p, uint32_t tid)
-{
-    if (tid < p->pid || tid - p->pid >= p->nthreads)
-        return NULL;
-    thread *t = p->threads[tid - p->pid];
-    return t->state == THR_DEAD ? NULL : t;
-}
-
 rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
 {
-    thread *t = thread_of(p, tid);
+    thread *t = proc_live_thread(p, tid);
     return t && t->state != THR_BLOCKED ? &t->ctx : NULL;
 }
 
@@ -193,11 +185,13 @@ static int apply_mem(drv_proc *p, uint32_t tid, const drv_replay_input *in, uint
  * own logged futex result); the last one ends the process. */
 static int replay_exit(drv_proc *p, thread *t, int status)
 {
+    uint64_t wake[16];   /* the waiters' results are logged: no wake here */
+    (void)thread_robust_exit(p, t, wake, sizeof wake / sizeof wake[0]);
     (void)thread_clear_tid(p, t);
     if (t->tid == p->pid)
         p->leader_status = status & 0xff;
     t->state = THR_DEAD;
-    p->live--;
+    sched_thread_died(p);
     if (p->live == 0) {
         proc_exit(p, DRV_EXITED, p->leader_status, t, 0);
         return DRV_REPLAY_END;
@@ -208,7 +202,7 @@ static int replay_exit(drv_proc *p, thread *t, int status)
 int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay_input *in,
                        char *msg, size_t msglen)
 {
-    thread *t = thread_of(p, tid);
+    thread *t = proc_live_thread(p, tid);
     if (!t)
         DIVERGE("thread %u runs after its end", tid);
     uint64_t nr = ctx->x[17];
@@ -254,6 +248,14 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
                 : r.type == RNR_IN_SC ? "sc" : "record type", r.type == RNR_IN_SYSCALL ? r.nr : r.type);
     int64_t result = r.value;
     in->take(in->ctx, tid);
+    p->sys_thread = t;
+    p->sys_core = -1;
+    if (signal_replay_mark(p, t, ctx, result)) {
+        /* A signal from elsewhere taken at this call's entry. */
+        p->sys_thread = NULL;
+        return p->done ? DRV_REPLAY_END : DRV_REPLAY_OK;
+    }
+    p->sys_thread = NULL;
     if (result == -LX_ERESTARTSYS) {
         /* The call blocked and ran again: its ECALL executes a second time. */
         ctx->pc -= 4;
@@ -269,6 +271,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     case DRV_RP_RESULT_MEM:
         if (apply_mem(p, tid, in, NULL, NULL, msg, msglen) < 0)
             rc = DRV_REPLAY_DIVERGED;
+        mirror_fds(p, nr, a, result);   /* fcntl's F_DUPFD (F_GETLK writes memory) */
         break;
     case DRV_RP_OUTPUT:
         if (replay_output(p, nr, a, result) < 0)
@@ -323,8 +326,13 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     default:   /* not implemented: -ENOSYS, logged as such */
         break;
     }
-    p->sys_thread = NULL;
-    if (rc == DRV_REPLAY_OK)
+    if (rc == DRV_REPLAY_OK) {
         ctx->x[10] = (uint64_t)result;
+        signal_deliver(p, t, ctx);   /* as syscall_dispatch does, if the call set one */
+        if (p->done)
+            rc = DRV_REPLAY_END;
+    }
+    t->deliver = 0;
+    p->sys_thread = NULL;
     return rc;
 }

@@ -20,16 +20,25 @@ uint64_t proc_rand(drv_proc *p)
     return z ^ (z >> 31);
 }
 
+/* Room for one more entry in the list *V of N entries (capacity *CAP). */
+static int room_for_one(thread ***v, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 16;
+    thread **nv = realloc(*v, c * sizeof *nv);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = c;
+    return 0;
+}
+
 thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
 {
-    if (p->nthreads == p->cap_threads) {
-        size_t cap = p->cap_threads ? 2 * p->cap_threads : 16;
-        thread **v = realloc(p->threads, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        p->threads = v;
-        p->cap_threads = cap;
-    }
+    if (room_for_one(&p->threads, p->nthreads, &p->cap_threads) < 0 ||
+        room_for_one(&p->alive, p->nalive, &p->cap_alive) < 0)
+        return NULL;
     thread *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
@@ -42,6 +51,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     t->deadline = UINT64_MAX;
     t->altstack_flags = LX_SS_DISABLE;
     p->threads[p->nthreads++] = t;
+    p->alive[p->nalive++] = t;
     p->live++;
     return t;
 }
@@ -212,14 +222,34 @@ void sched_exit_thread(drv_proc *p, thread *t)
             futex_dequeue(p, t);
         t->state = THR_DEAD;
     }
+    sched_thread_died(p);
+}
+
+void sched_thread_died(drv_proc *p)
+{
     p->live--;
+    /* The dead leave the alive list once they are half of it (order kept):
+     * scans of it cost the live threads, not every thread ever made. */
+    if (p->nalive > 2 * p->live + 16) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->nalive; i++)
+            if (p->alive[i]->state != THR_DEAD)
+                p->alive[n++] = p->alive[i];
+        p->nalive = n;
+    }
 }
 
 uint64_t sched_next_deadline(const drv_proc *p)
 {
+    uint64_t w = sched_next_wake(p);
+    return w < p->itimer_at ? w : p->itimer_at;
+}
+
+uint64_t sched_next_wake(const drv_proc *p)
+{
     uint64_t best = UINT64_MAX;
-    for (size_t i = 0; i < p->nthreads; i++) {
-        const thread *t = p->threads[i];
+    for (size_t i = 0; i < p->nalive; i++) {
+        const thread *t = p->alive[i];
         if (t->state == THR_BLOCKED && t->deadline < best)
             best = t->deadline;
     }
@@ -228,19 +258,37 @@ uint64_t sched_next_deadline(const drv_proc *p)
 
 void sched_expire(drv_proc *p, uint64_t now)
 {
+    if (p->itimer_at <= now) {
+        /* The interval timer first; a periodic one is re-armed at its next
+         * multiple of the interval after NOW (expiries in between are
+         * overruns: one signal). */
+        uint64_t at = p->itimer_at, every = p->itimer_every;
+        p->itimer_at = every ? at + ((now - at) / every + 1) * every : UINT64_MAX;
+        signal_timer(p);
+        if (p->done)
+            return;
+    }
     /* Creation order among equal deadlines: deterministic. */
     for (;;) {
         thread *first = NULL;
-        for (size_t i = 0; i < p->nthreads; i++) {
-            thread *t = p->threads[i];
+        for (size_t i = 0; i < p->nalive; i++) {
+            thread *t = p->alive[i];
             if (t->state == THR_BLOCKED && t->deadline <= now &&
                 (!first || t->deadline < first->deadline))
                 first = t;
         }
         if (!first)
             return;
-        sched_wake(p, first, first->wait == WAIT_FUTEX ? -LX_ETIMEDOUT : 0, first->deadline);
+        if (first->wait == WAIT_POLL)   /* the call runs again and sees its deadline passed */
+            sched_restart(p, first, first->deadline);
+        else
+            sched_wake(p, first, first->wait == WAIT_FUTEX ? -LX_ETIMEDOUT : 0, first->deadline);
     }
+}
+
+rru_ctx *sched_ctx(drv_proc *p, thread *t)
+{
+    return t->state == THR_RUNNING ? rru_hart_ctx(rru_machine_hart(p->m, (unsigned)t->core)) : &t->ctx;
 }
 
 uint64_t sched_now(const drv_proc *p, const thread *t)
@@ -268,7 +316,8 @@ char *sched_deadlock_report(const drv_proc *p)
                                     t->tid, info.name, t->wait_addr, t->block_pc);
         else
             len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s%s at pc 0x%" PRIx64 "\n",
-                                    t->tid, info.name, t->wait == WAIT_PIPE ? " (pipe)" : "",
+                                    t->tid, info.name, t->wait == WAIT_PIPE   ? " (pipe)"
+                                    : t->wait == WAIT_POLL ? " (poll)" : "",
                                     t->block_pc);
     }
     if (len > 0 && len < cap && s[len - 1] == '\n')

@@ -1,13 +1,17 @@
 /* driver/sys_file.c: file system calls on host files the user names:
  * read-only unless the path lies under an --allow-write directory; the
  * guest's stdin, stdout and stderr pass through. The simulated system has
- * no /proc, /sys or devices (but /dev/null and /proc/self/exe). */
+ * no /proc, /sys or devices (but /dev/null, /dev/zero, /proc/self/exe and
+ * /proc/self/maps). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -105,6 +109,158 @@ static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
     return dir;
 }
 
+static int readable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_WRONLY && (f->flags & LX_O_PATH) != LX_O_PATH; }
+static int writable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_RDONLY && f->writable; }
+
+/* 0 if --allow-write covers a write to PATH (at host directory DIR), else
+ * -EACCES, with the one-time hint. */
+static int64_t write_refused(drv_proc *p, int64_t dir, const char *path)
+{
+    if (files_write_allowed(p, (int)dir, path))
+        return 0;
+    proc_warn_once(p, WARN_WRITE_DENIED,
+                   "the guest may not write '%s' (EACCES); allow it with --allow-write DIR", path);
+    return -LX_EACCES;
+}
+
+/* A call that changes the file system at the guest's (DIRFD, path at
+ * ADDR): the path read into PATH and the host directory descriptor, or
+ * -errno (write_refused's EACCES among them). */
+static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path[PATH_MAX])
+{
+    int64_t n = guest_path(p, addr, path, PATH_MAX);
+    if (n < 0)
+        return n;
+    int64_t dir = host_at(p, dirfd, path);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    int64_t rc = write_refused(p, dir, path);
+    return rc < 0 ? rc : dir;
+}
+
+int64_t sc_mkdirat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    char path[PATH_MAX];
+    int64_t dir = changing_at(p, a[0], a[1], path);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return mkdirat((int)dir, path, (mode_t)(a[2] & ~p->umask & 07777)) < 0 ? -(int64_t)errno : 0;
+}
+
+int64_t sc_unlinkat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const uint64_t removedir = 0x200;   /* AT_REMOVEDIR */
+    if (a[2] & ~removedir)
+        return -LX_EINVAL;
+    char path[PATH_MAX];
+    int64_t dir = changing_at(p, a[0], a[1], path);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return unlinkat((int)dir, path, a[2] ? AT_REMOVEDIR : 0) < 0 ? -(int64_t)errno : 0;
+}
+
+/* renameat2: RENAME_NOREPLACE (1) and RENAME_EXCHANGE (2), as the host's. */
+int64_t sc_renameat2(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if (a[4] & ~3ull || a[4] == 3)
+        return -LX_EINVAL;
+    char from[PATH_MAX], to[PATH_MAX];
+    int64_t d1 = changing_at(p, a[0], a[1], from);
+    if (d1 < 0 && d1 != AT_FDCWD)
+        return d1;
+    int64_t d2 = changing_at(p, a[2], a[3], to);
+    if (d2 < 0 && d2 != AT_FDCWD)
+        return d2;
+    return renameat2((int)d1, from, (int)d2, to, (unsigned)a[4]) < 0 ? -(int64_t)errno : 0;
+}
+
+int64_t sc_ftruncate(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if ((int64_t)a[1] < 0)
+        return -LX_EINVAL;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    if (f->kind != FILE_HOST || !writable(f))   /* not a file open for writing */
+        return -LX_EINVAL;
+    return ftruncate(f->host_fd, (off_t)a[1]) < 0 ? -(int64_t)errno : 0;
+}
+
+/* fsync, fdatasync: a host file is as durable as the host makes it;
+ * the simulated system's stdio and pipes cannot be synced (EINVAL). */
+int64_t sc_fsync(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    return f->kind == FILE_HOST ? 0 : -LX_EINVAL;
+}
+
+/* Host descriptor HFD as the guest's lowest free descriptor (a /proc
+ * file's text if PROC); the descriptor, or -errno with HFD closed. */
+static int64_t install_host(drv_proc *p, int hfd, int flags, int writable, int proc, int cloexec)
+{
+    file_obj *f = files_new(FILE_HOST, hfd, flags, writable);
+    if (!f) {
+        close(hfd);
+        return -LX_ENOMEM;
+    }
+    f->proc = proc;
+    int64_t fd = files_install(p, f, 0, cloexec);
+    if (fd < 0)
+        files_unref(p, f);
+    return fd;
+}
+
+/* Whether PATH names the process's memory map: /proc/self/maps,
+ * /proc/thread-self/maps or /proc/PID/maps. */
+static int maps_path(const drv_proc *p, const char *path)
+{
+    char own[48];
+    snprintf(own, sizeof own, "/proc/%d/maps", (int)p->pid);
+    return strcmp(path, "/proc/self/maps") == 0 || strcmp(path, "/proc/thread-self/maps") == 0 ||
+           strcmp(path, own) == 0;
+}
+
+/* Opens the memory map (glibc reads it for pthread_getattr_np of the main
+ * thread): its text as of the open, in an anonymous host file, read like
+ * any host file (the reads are inputs of the log; replay needs no file). */
+static int64_t open_maps(drv_proc *p, int64_t fl)
+{
+    if ((fl & LX_O_ACCMODE) != LX_O_RDONLY || (fl & (LX_O_CREAT | LX_O_TRUNC)))
+        return -LX_EACCES;
+    if (fl & LX_O_DIRECTORY)
+        return -LX_ENOTDIR;
+    size_t len = 0;
+    char *text = vm_maps_text(p->vm, p->exe_path, &len);
+    if (!text)
+        return -LX_ENOMEM;
+    int hfd = memfd_create("rnr-maps", MFD_CLOEXEC);
+    int64_t rc = hfd < 0 ? -(int64_t)errno : 0;
+    for (size_t done = 0; rc == 0 && done < len;) {
+        ssize_t w = write(hfd, text + done, len - done);
+        if (w < 0 && errno != EINTR)
+            rc = -(int64_t)errno;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    free(text);
+    if (rc == 0 && lseek(hfd, 0, SEEK_SET) != 0)
+        rc = -(int64_t)errno;
+    if (rc < 0) {
+        if (hfd >= 0)
+            close(hfd);
+        return rc;
+    }
+    return install_host(p, hfd, (int)(fl & (LX_O_ACCMODE | LX_O_NONBLOCK)), 0, 1,
+                        (fl & LX_O_CLOEXEC) != 0);
+}
+
 int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
@@ -112,31 +268,23 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t n = guest_path(p, a[1], path, sizeof path);
     if (n < 0)
         return n;
+    if (maps_path(p, path))
+        return open_maps(p, (int64_t)a[2]);
     int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     int64_t fl = (int64_t)a[2];
     int writes = (fl & LX_O_ACCMODE) != LX_O_RDONLY || (fl & (LX_O_CREAT | LX_O_TRUNC)) ||
                  (fl & LX_O_TMPFILE) == LX_O_TMPFILE;
-    if (writes && !sink_device(path) && !files_write_allowed(p, (int)dir, path)) {
-        proc_warn_once(p, WARN_WRITE_DENIED,
-                       "the guest may not write '%s' (EACCES); allow it with --allow-write DIR",
-                       path);
+    if (writes && !sink_device(path) && write_refused(p, dir, path) < 0)
         return -LX_EACCES;
-    }
     int hfd = openat((int)dir, path, host_open_flags(fl), (mode_t)(a[3] & ~p->umask & 07777));
     if (hfd < 0)
         return -(int64_t)errno;
-    file_obj *f = files_new(FILE_HOST, hfd, (int)(fl & (LX_O_ACCMODE | LX_O_APPEND | LX_O_NONBLOCK |
-                                                       LX_O_DIRECTORY | LX_O_PATH)), writes);
-    if (!f) {
-        close(hfd);
-        return -LX_ENOMEM;
-    }
-    int64_t fd = files_install(p, f, 0, (fl & LX_O_CLOEXEC) != 0);
-    if (fd < 0)
-        files_unref(p, f);
-    return fd;
+    return install_host(p, hfd,
+                        (int)(fl & (LX_O_ACCMODE | LX_O_APPEND | LX_O_NONBLOCK | LX_O_DIRECTORY |
+                                    LX_O_PATH)),
+                        writes, 0, (fl & LX_O_CLOEXEC) != 0);
 }
 
 int64_t sc_close(drv_proc *p, thread *t, const uint64_t a[6])
@@ -151,8 +299,6 @@ int64_t sc_close(drv_proc *p, thread *t, const uint64_t a[6])
     return 0;
 }
 
-static int readable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_WRONLY && (f->flags & LX_O_PATH) != LX_O_PATH; }
-static int writable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_RDONLY && f->writable; }
 
 /* ---- pipes ---- */
 
@@ -198,7 +344,7 @@ static int64_t pipe_write(drv_proc *p, file_obj *f, const uint8_t *data, uint64_
 {
     pipe_buf *pb = f->pipe;
     if (pb->readers == 0) {
-        int64_t rc = signal_send(p, p->sys_thread, LX_SIGPIPE, p->sys_thread);
+        int64_t rc = signal_send(p, p->sys_thread, LX_SIGPIPE, p->sys_thread, -1);
         return rc == SC_GONE ? rc : -LX_EPIPE;
     }
     uint64_t room = pb->cap - pb->len;
@@ -213,6 +359,172 @@ static int64_t pipe_write(drv_proc *p, file_obj *f, const uint8_t *data, uint64_
     pb->len += put;
     files_pipe_wake(p, pb);   /* data for readers */
     return (int64_t)put;
+}
+
+/* ---- ppoll ---- */
+
+#define LX_POLLIN 0x1u
+#define LX_POLLOUT 0x4u
+#define LX_POLLERR 0x8u
+#define LX_POLLHUP 0x10u
+#define LX_POLLNVAL 0x20u
+#define LX_POLLRDNORM 0x40u
+#define LX_POLLWRNORM 0x100u
+
+/* What a poll of F reports before masking, as Linux: a pipe's read end
+ * has data (IN) or no writer left (HUP), its write end has room (OUT) or
+ * no reader left (ERR); a host file is always ready both ways. The
+ * standard streams are ready too: a read of stdin that has nothing yet
+ * waits in the host, as a read does, never in simulated time. */
+static unsigned poll_ready(const file_obj *f)
+{
+    const pipe_buf *pb = f->pipe;
+    switch (f->kind) {
+    case FILE_PIPE_R:
+        return (pb->len ? LX_POLLIN | LX_POLLRDNORM : 0) | (pb->writers ? 0 : LX_POLLHUP);
+    case FILE_PIPE_W:
+        return (pb->len < pb->cap ? LX_POLLOUT | LX_POLLWRNORM : 0) | (pb->readers ? 0 : LX_POLLERR);
+    case FILE_STDIN:
+        return LX_POLLIN | LX_POLLRDNORM;
+    case FILE_STDOUT:
+    case FILE_STDERR:
+        return LX_POLLOUT | LX_POLLWRNORM;
+    default:
+        return LX_POLLIN | LX_POLLOUT | LX_POLLRDNORM | LX_POLLWRNORM;
+    }
+}
+
+/* After a poll found READY descriptors: 1 if the call returns now (some
+ * are ready, or its deadline has passed), else 0 with the thread blocked
+ * until a pipe changes or the deadline (fixed from TIMEOUT at the call's
+ * first entry, kept in the thread while it blocks: RESTARTED says this is
+ * a run after such a block). *LEFT: the cycles left before the deadline
+ * when it returns. The callers clear t->polling on entry, so a call that
+ * returns early (a fault) leaves no deadline behind. */
+static int poll_done(drv_proc *p, thread *t, int restarted, uint64_t timeout, int64_t ready,
+                     uint64_t *left)
+{
+    const uint64_t now = sched_now(p, t);
+    if (!restarted)
+        t->poll_deadline = timeout == UINT64_MAX ? UINT64_MAX
+                           : now > UINT64_MAX - 1 - timeout ? UINT64_MAX - 1 : now + timeout;
+    if (ready == 0 && now < t->poll_deadline) {
+        t->polling = 1;
+        t->wait_addr = 0;
+        sched_block(p, t, WAIT_POLL, t->poll_deadline);
+        return 0;
+    }
+    *left = now < t->poll_deadline ? t->poll_deadline - now : 0;
+    return 1;
+}
+
+/* ppoll(fds, nfds, timeout, sigmask, sigsetsize). With nothing ready and
+ * time left, the thread blocks until a pipe changes or the deadline, and
+ * the call runs again: it returns the ready count, or 0 once the deadline
+ * has passed. The signal mask is not applied: signals never interrupt a
+ * blocked call here (they wait until it returns). */
+int64_t sc_ppoll(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    const int restarted = t->polling;
+    t->polling = 0;
+    uint64_t nfds = a[1];
+    if (nfds > p->rlim_cur[LX_RLIMIT_NOFILE] || nfds > 65536 || (a[3] && a[4] != 8))
+        return -LX_EINVAL;
+    int64_t rc;
+    uint64_t timeout = UINT64_MAX, left;   /* none */
+    if (a[2] && (rc = guest_read_timespec(p, a[2], &timeout)) < 0)
+        return rc;
+    uint8_t *pfd = NULL;
+    if (nfds) {
+        pfd = malloc(nfds * 8);
+        if (!pfd)
+            return -LX_ENOMEM;
+        if (guest_read(p, a[0], pfd, nfds * 8) < 0) {
+            free(pfd);
+            return -LX_EFAULT;
+        }
+    }
+    int64_t ready = 0;
+    for (uint64_t i = 0; i < nfds; i++) {
+        uint8_t *e = pfd + 8 * i;
+        int32_t fd = (int32_t)((uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 |
+                               (uint32_t)e[3] << 24);
+        unsigned events = (unsigned)e[4] | (unsigned)e[5] << 8, revents = 0;
+        if (fd >= 0) {
+            const file_obj *f = files_get(p, fd);
+            revents = f ? poll_ready(f) & (events | LX_POLLERR | LX_POLLHUP) : LX_POLLNVAL;
+        }
+        e[6] = (uint8_t)revents;
+        e[7] = (uint8_t)(revents >> 8);
+        ready += revents != 0;
+    }
+    if (!poll_done(p, t, restarted, timeout, ready, &left)) {
+        free(pfd);
+        return SC_BLOCKED;
+    }
+    rc = nfds ? guest_write(p, a[0], pfd, nfds * 8) : 0;
+    free(pfd);
+    return rc < 0 ? rc : ready;
+}
+
+/* pselect6(n, readfds, writefds, exceptfds, timeout, sigmask): the sets
+ * as poll sees them (read: IN, HUP or ERR; write: OUT or ERR; except:
+ * nothing here has priority data), rewritten in place with the ready
+ * descriptors; a descriptor in a set that is not open is EBADF. The
+ * timeout gets the time left, as Linux writes it back. Blocking as
+ * ppoll; the signal mask is not applied either. */
+int64_t sc_pselect6(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    const int restarted = t->polling;
+    t->polling = 0;
+    int64_t n = (int64_t)(int32_t)a[0];
+    if (n < 0 || (uint64_t)n > p->rlim_cur[LX_RLIMIT_NOFILE] || n > FD_MAX)
+        return -LX_EINVAL;
+    int64_t rc;
+    uint64_t timeout = UINT64_MAX, left;   /* none */
+    if (a[4] && (rc = guest_read_timespec(p, a[4], &timeout)) < 0)
+        return rc;
+    const size_t bytes = (size_t)(n + 63) / 64 * 8;
+    uint8_t in[3][FD_MAX / 8], out[3][FD_MAX / 8];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    for (int k = 0; k < 3; k++)
+        if (a[1 + k] && bytes && guest_read(p, a[1 + k], in[k], bytes) < 0)
+            return -LX_EFAULT;
+    static const unsigned want[3] = {LX_POLLIN | LX_POLLRDNORM | LX_POLLHUP | LX_POLLERR,
+                                     LX_POLLOUT | LX_POLLWRNORM | LX_POLLERR, 0};
+    int64_t ready = 0;
+    for (int64_t fd = 0; fd < n; fd++) {
+        unsigned asked = 0;
+        for (int k = 0; k < 3; k++)
+            asked |= (unsigned)((in[k][fd / 8] >> (fd % 8)) & 1) << k;
+        if (!asked)
+            continue;
+        const file_obj *f = files_get(p, fd);
+        if (!f)
+            return -LX_EBADF;
+        unsigned r = poll_ready(f);
+        for (int k = 0; k < 3; k++)
+            if ((asked >> k & 1) && (r & want[k])) {
+                out[k][fd / 8] |= (uint8_t)(1u << (fd % 8));
+                ready++;
+            }
+    }
+    if (!poll_done(p, t, restarted, timeout, ready, &left))
+        return SC_BLOCKED;
+    for (int k = 0; k < 3; k++)
+        if (a[1 + k] && bytes && (rc = guest_write(p, a[1 + k], out[k], bytes)) < 0)
+            return rc;
+    if (a[4]) {
+        uint8_t ts[16];
+        for (int i = 0; i < 8; i++) {
+            ts[i] = (uint8_t)((left / DRV_HZ) >> (8 * i));
+            ts[8 + i] = (uint8_t)((left % DRV_HZ) >> (8 * i));
+        }
+        if ((rc = guest_write(p, a[4], ts, sizeof ts)) < 0)
+            return rc;
+    }
+    return ready;
 }
 
 int64_t sc_pipe2(drv_proc *p, thread *t, const uint64_t a[6])
@@ -526,12 +838,32 @@ static int64_t put_stat(drv_proc *p, uint64_t addr, const struct stat *st)
     return guest_write(p, addr, b, sizeof b);
 }
 
+/* stat of a /proc file of the simulated system, as Linux gives it (a
+ * regular file of size 0, read-only), never the host file holding its
+ * text (a new inode and times each run). */
+static void proc_stat(struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_mode = S_IFREG | 0444;
+    st->st_dev = 0x16;
+    st->st_ino = 0x1000;
+    st->st_nlink = 1;
+    st->st_uid = 1000;
+    st->st_gid = 1000;
+    st->st_blksize = 1024;
+    st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec = (time_t)DRV_EPOCH;
+}
+
 /* fstat of an open file. The guest's stdin, stdout and stderr are always
  * pipes of the simulated system, whatever rnr's own are (terminal, file,
  * pipe with a fresh inode each run), so that the run does not depend on
  * how it was started. */
 static int file_stat(const file_obj *f, struct stat *st)
 {
+    if (f->proc) {
+        proc_stat(st);
+        return 0;
+    }
     if (f->kind == FILE_HOST)
         return fstat(f->host_fd, st);
     memset(st, 0, sizeof *st);
@@ -585,12 +917,81 @@ int64_t sc_newfstatat(drv_proc *p, thread *t, const uint64_t a[6])
         }
         return put_stat(p, a[2], &st);
     }
+    if (maps_path(p, path)) {
+        proc_stat(&st);
+        return put_stat(p, a[2], &st);
+    }
     int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     if (fstatat((int)dir, path, &st, flags & LX_AT_SYMLINK_NOFOLLOW ? AT_SYMLINK_NOFOLLOW : 0) != 0)
         return -(int64_t)errno;
     return put_stat(p, a[2], &st);
+}
+
+/* ---- statfs ---- */
+
+/* Writes a host struct statfs as the guest's (asm-generic, 120 bytes:
+ * eleven 8-byte words with the fsid's two ints in the eighth, then four
+ * spare words). */
+static int64_t put_statfs(drv_proc *p, uint64_t addr, const struct statfs *s)
+{
+    uint64_t w[15] = {(uint64_t)s->f_type, (uint64_t)s->f_bsize, (uint64_t)s->f_blocks,
+                      (uint64_t)s->f_bfree, (uint64_t)s->f_bavail, (uint64_t)s->f_files,
+                      (uint64_t)s->f_ffree, 0, (uint64_t)s->f_namelen, (uint64_t)s->f_frsize,
+                      (uint64_t)s->f_flags, 0, 0, 0, 0};
+    int32_t fsid[2];
+    memcpy(fsid, &s->f_fsid, sizeof fsid);
+    w[7] = (uint64_t)(uint32_t)fsid[0] | (uint64_t)(uint32_t)fsid[1] << 32;
+    uint8_t b[sizeof w];
+    for (size_t i = 0; i < 15; i++)
+        for (int k = 0; k < 8; k++)
+            b[8 * i + (size_t)k] = (uint8_t)(w[i] >> (8 * k));
+    return guest_write(p, addr, b, sizeof b);
+}
+
+/* The file system of the simulated system's own files: the standard
+ * streams and pipes are pipefs, the /proc files procfs, as on Linux. */
+static void own_statfs(struct statfs *s, int proc)
+{
+    memset(s, 0, sizeof *s);
+    s->f_type = proc ? 0x9fa0 : 0x50495045;
+    s->f_bsize = s->f_frsize = 4096;
+    s->f_namelen = 255;
+}
+
+int64_t sc_statfs(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    char path[PATH_MAX];
+    int64_t n = guest_path(p, a[0], path, sizeof path);
+    if (n < 0)
+        return n;
+    struct statfs s;
+    if (maps_path(p, path)) {
+        own_statfs(&s, 1);
+    } else {
+        int64_t dir = host_at(p, LX_AT_FDCWD, path);
+        if (dir < 0 && dir != AT_FDCWD)
+            return dir;
+        if (statfs(path, &s) != 0)
+            return -(int64_t)errno;
+    }
+    return put_statfs(p, a[1], &s);
+}
+
+int64_t sc_fstatfs(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    struct statfs s;
+    if (f->kind != FILE_HOST || f->proc)
+        own_statfs(&s, f->proc);
+    else if (fstatfs(f->host_fd, &s) != 0)
+        return -(int64_t)errno;
+    return put_statfs(p, a[1], &s);
 }
 
 int64_t sc_readlinkat(drv_proc *p, thread *t, const uint64_t a[6])
@@ -631,6 +1032,8 @@ int64_t sc_faccessat(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t n = guest_path(p, a[1], path, sizeof path);
     if (n < 0)
         return n;
+    if (maps_path(p, path))   /* mode 0444, as proc_stat says */
+        return mode & (LX_W_OK | LX_X_OK) ? -LX_EACCES : 0;
     int64_t dir = host_at(p, a[0], path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
@@ -649,6 +1052,65 @@ int64_t sc_ioctl(drv_proc *p, thread *t, const uint64_t a[6])
     /* No terminals in the simulated system: the guest's stdio is never a
      * tty, whatever the host's is (so buffering does not depend on it). */
     return -LX_ENOTTY;
+}
+
+/* ---- locks ----
+ *
+ * The simulated system runs one process. POSIX record locks belong to the
+ * process, and a process's own locks never conflict: F_SETLK and F_SETLKW
+ * always succeed and F_GETLK always finds the range free, exactly as
+ * Linux does for a process alone. flock(2) and the open-file-description
+ * locks (F_OFD_*) belong to an open file description instead, so two
+ * descriptions of one file in one process can conflict on Linux; here
+ * they never do (the call succeeds at once). */
+
+enum { LK_RD = 0, LK_WR = 1, LK_UN = 2 };
+enum { LK_F_OFD_GETLK = 36, LK_F_OFD_SETLK = 37, LK_F_OFD_SETLKW = 38 };
+#define LK_FLOCK_SIZE 32        /* l_type, l_whence (2 bytes each), l_start, l_len, l_pid */
+
+static int64_t fcntl_lock(drv_proc *p, const file_obj *f, int cmd, uint64_t addr)
+{
+    uint8_t b[LK_FLOCK_SIZE];
+    int64_t rc = guest_read(p, addr, b, sizeof b);
+    if (rc < 0)
+        return rc;
+    int type = b[0] | b[1] << 8, whence = b[2] | b[3] << 8;
+    int32_t pid = (int32_t)((uint32_t)b[24] | (uint32_t)b[25] << 8 | (uint32_t)b[26] << 16 |
+                            (uint32_t)b[27] << 24);
+    int ofd = cmd >= LK_F_OFD_GETLK;
+    if (type > LK_UN || whence > 2 || (ofd && pid != 0))
+        return -LX_EINVAL;
+    if (cmd == LX_F_GETLK || cmd == LK_F_OFD_GETLK) {
+        if (type == LK_UN)
+            return -LX_EINVAL;
+        const uint8_t un[2] = {LK_UN, 0};   /* nothing else holds a lock */
+        return guest_write(p, addr, un, sizeof un);
+    }
+    int mode = f->flags & LX_O_ACCMODE;
+    if ((type == LK_RD && mode == LX_O_WRONLY) || (type == LK_WR && mode == LX_O_RDONLY))
+        return -LX_EBADF;
+    return 0;
+}
+
+int64_t sc_flock(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if (!files_get(p, (int64_t)(int32_t)a[0]))
+        return -LX_EBADF;
+    int op = (int)a[1] & ~4;   /* LOCK_NB */
+    return op == 1 || op == 2 || op == 8 ? 0 : -LX_EINVAL;   /* LOCK_SH, LOCK_EX, LOCK_UN */
+}
+
+/* posix_fadvise: advice only; checked as Linux checks it. */
+int64_t sc_fadvise64(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    if (f->kind != FILE_HOST)
+        return -LX_ESPIPE;
+    return (int64_t)a[2] < 0 || a[3] > 5 ? -LX_EINVAL : 0;
 }
 
 int64_t sc_fcntl(drv_proc *p, thread *t, const uint64_t a[6])
@@ -681,6 +1143,13 @@ int64_t sc_fcntl(drv_proc *p, thread *t, const uint64_t a[6])
         f->flags = (f->flags & ~(LX_O_APPEND | LX_O_NONBLOCK)) |
                    (int)(arg & (LX_O_APPEND | LX_O_NONBLOCK));
         return 0;
+    case LX_F_GETLK:
+    case LX_F_SETLK:
+    case LX_F_SETLKW:
+    case LK_F_OFD_GETLK:
+    case LK_F_OFD_SETLK:
+    case LK_F_OFD_SETLKW:
+        return fcntl_lock(p, f, (int)a[1], a[2]);
     default:
         return -LX_EINVAL;
     }

@@ -92,3 +92,84 @@ int64_t sc_riscv_flush_icache(drv_proc *p, thread *t, const uint64_t a[6])
         rru_mem_invalidate_code(p->mem, a[0], a[1] - a[0]);
     return 0;
 }
+
+/* ---- calls about pages that need no change here ----
+ *
+ * The simulated system never swaps and writes shared file mappings
+ * nowhere (sc_mmap refuses writable ones), so locking pages and syncing
+ * them only check their arguments as Linux does: mapped or ENOMEM. Locked
+ * pages are not counted against RLIMIT_MEMLOCK. */
+
+/* [ADDR, ADDR+LEN) rounded out to pages: 0 if all mapped, else -ENOMEM
+ * (or -EINVAL if ALIGNED asks for a page-aligned ADDR it lacks). */
+static int64_t pages_mapped(drv_proc *p, uint64_t addr, uint64_t len, int aligned)
+{
+    if (aligned && (addr & LX_PAGE_MASK))
+        return -LX_EINVAL;
+    uint64_t lo = addr & ~(uint64_t)LX_PAGE_MASK, end = addr + len;
+    if (end < addr)
+        return -LX_ENOMEM;
+    if (len == 0)
+        return 0;
+    uint64_t hi = (end + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK;
+    return hi > lo && vm_accessible(p->vm, lo, hi - lo, 0) ? 0 : -LX_ENOMEM;
+}
+
+int64_t sc_msync(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int64_t flags = (int64_t)(int32_t)a[2];
+    const int64_t ms_async = 1, ms_invalidate = 2, ms_sync = 4;
+    if ((flags & ~(ms_async | ms_invalidate | ms_sync)) || ((flags & ms_async) && (flags & ms_sync)))
+        return -LX_EINVAL;
+    return pages_mapped(p, a[0], a[1], 1);
+}
+
+int64_t sc_mlock(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    return pages_mapped(p, a[0], a[1], 0);
+}
+
+int64_t sc_munlock(drv_proc *p, thread *t, const uint64_t a[6]) { return sc_mlock(p, t, a); }
+
+int64_t sc_mlockall(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)p;
+    (void)t;
+    int64_t flags = (int64_t)(int32_t)a[0];
+    const int64_t mcl_current = 1, mcl_future = 2, mcl_onfault = 4;
+    if (!flags || (flags & ~(mcl_current | mcl_future | mcl_onfault)) || flags == mcl_onfault)
+        return -LX_EINVAL;
+    return 0;
+}
+
+int64_t sc_munlockall(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)p;
+    (void)t;
+    (void)a;
+    return 0;
+}
+
+/* One byte per page, 1 if the page is in the machine's memory (demand
+ * paging made it: touched, or written by the kernel). Which pages those
+ * are depends on the run, so the vector is logged. */
+int64_t sc_mincore(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int64_t rc = pages_mapped(p, a[0], a[1], 1);
+    if (rc < 0 || a[1] == 0)
+        return rc;
+    uint64_t pages = (a[1] + LX_PAGE_MASK) / LX_PAGE_SIZE;
+    uint8_t chunk[512];
+    for (uint64_t done = 0; done < pages;) {
+        uint64_t n = pages - done < sizeof chunk ? pages - done : sizeof chunk;
+        for (uint64_t i = 0; i < n; i++)
+            chunk[i] = rru_mem_prot(p->mem, a[0] + (done + i) * LX_PAGE_SIZE) >= 0;
+        if ((rc = guest_write(p, a[2] + done, chunk, (size_t)n)) < 0)
+            return rc;
+        done += n;
+    }
+    return 0;
+}

@@ -6,18 +6,27 @@
 
 #include "driver/internal.h"
 
-static void put64(uint8_t *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-}
 
-static uint64_t get64(const uint8_t *b)
+/* Instructions thread T has retired: its CPU time (1 ns each). */
+static int64_t thread_cpu_ns(drv_proc *p, thread *t) { return (int64_t)sched_ctx(p, t)->instret; }
+
+/* A CPU-time clock named by its id (clock_getcpuclockid,
+ * pthread_getcpuclockid), as Linux encodes it: the bitwise complement of
+ * a pid or tid shifted left by 3, bit 2 set for a thread, and in the low
+ * two bits which time (PROF, VIRT or SCHED: all the same here; 3 is a
+ * descriptor clock, which the simulated system has none of). A thread's
+ * must be one of ours (tid 0: the caller), a process's ours (pid 0: the
+ * caller's). -1 if it names none. */
+static int64_t cpu_clock_ns(drv_proc *p, thread *t, int64_t clk)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | b[i];
-    return v;
+    if ((clk & 3) == 3)
+        return -1;
+    int64_t id = ~(clk >> 3);
+    if (clk & 4) {
+        thread *who = id == 0 ? t : proc_live_thread(p, id);
+        return who ? thread_cpu_ns(p, who) : -1;
+    }
+    return id == 0 || id == p->pid ? (int64_t)sched_now(p, t) : -1;
 }
 
 /* Nanoseconds of clock CLK for thread T, or -1 for an unknown clock. */
@@ -36,9 +45,9 @@ static int64_t clock_ns(drv_proc *p, thread *t, int64_t clk)
     case LX_CLOCK_PROCESS_CPUTIME_ID:
         return (int64_t)now;
     case LX_CLOCK_THREAD_CPUTIME_ID:
-        return (int64_t)rru_hart_ctx(rru_machine_hart(p->m, (unsigned)t->core))->instret;
+        return thread_cpu_ns(p, t);
     default:
-        return -1;
+        return clk < 0 ? cpu_clock_ns(p, t, clk) : -1;
     }
 }
 
@@ -48,8 +57,8 @@ int64_t sc_clock_gettime(drv_proc *p, thread *t, const uint64_t a[6])
     if (ns < 0)
         return -LX_EINVAL;
     uint8_t b[16];
-    put64(b, (uint64_t)ns / 1000000000u);
-    put64(b + 8, (uint64_t)ns % 1000000000u);
+    le64_put(b, (uint64_t)ns / 1000000000u);
+    le64_put(b + 8, (uint64_t)ns % 1000000000u);
     return guest_write(p, a[1], b, 16);
 }
 
@@ -60,8 +69,8 @@ int64_t sc_clock_getres(drv_proc *p, thread *t, const uint64_t a[6])
     if (!a[1])
         return 0;
     uint8_t b[16];
-    put64(b, 0);
-    put64(b + 8, 1);
+    le64_put(b, 0);
+    le64_put(b + 8, 1);
     return guest_write(p, a[1], b, 16);
 }
 
@@ -70,8 +79,8 @@ int64_t sc_gettimeofday(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[0]) {
         uint64_t ns = (uint64_t)clock_ns(p, t, LX_CLOCK_REALTIME);
         uint8_t b[16];
-        put64(b, ns / 1000000000u);
-        put64(b + 8, ns % 1000000000u / 1000u);
+        le64_put(b, ns / 1000000000u);
+        le64_put(b + 8, ns % 1000000000u / 1000u);
         int64_t rc = guest_write(p, a[0], b, 16);
         if (rc < 0)
             return rc;
@@ -122,8 +131,8 @@ static int64_t rlimit_op(drv_proc *p, uint64_t res, uint64_t new_addr, uint64_t 
         int64_t rc = guest_read(p, new_addr, b, 16);
         if (rc < 0)
             return rc;
-        ncur = get64(b);
-        nmax = get64(b + 8);
+        ncur = le64_get(b);
+        nmax = le64_get(b + 8);
         if (ncur > nmax)
             return -LX_EINVAL;
         if (nmax > p->rlim_max[res])
@@ -131,8 +140,8 @@ static int64_t rlimit_op(drv_proc *p, uint64_t res, uint64_t new_addr, uint64_t 
     }
     if (old_addr) {
         uint8_t b[16];
-        put64(b, p->rlim_cur[res]);
-        put64(b + 8, p->rlim_max[res]);
+        le64_put(b, p->rlim_cur[res]);
+        le64_put(b + 8, p->rlim_max[res]);
         int64_t rc = guest_write(p, old_addr, b, 16);
         if (rc < 0)
             return rc;
@@ -178,6 +187,75 @@ int64_t sc_uname(drv_proc *p, thread *t, const uint64_t a[6])
     return guest_write(p, a[0], b, sizeof b);
 }
 
+/* CPU time, simulated: the process's is its clock, a thread's its
+ * instructions (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID); no
+ * system time, no children. getrusage: RUSAGE_SELF (0), RUSAGE_CHILDREN
+ * (-1), RUSAGE_THREAD (1); struct rusage is two timevals and 14 longs,
+ * of which ru_maxrss (KiB) is the guest's mapped memory. */
+int64_t sc_getrusage(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    int64_t who = (int64_t)(int32_t)a[0];
+    if (who != 0 && who != -1 && who != 1)
+        return -LX_EINVAL;
+    uint8_t b[144];
+    memset(b, 0, sizeof b);
+    if (who != -1) {
+        uint64_t ns = (uint64_t)clock_ns(p, t, who == 1 ? LX_CLOCK_THREAD_CPUTIME_ID
+                                                        : LX_CLOCK_PROCESS_CPUTIME_ID);
+        le64_put(b, ns / 1000000000u);
+        le64_put(b + 8, ns % 1000000000u / 1000u);
+        le64_put(b + 32, rru_mem_pages(p->mem) * 4);
+    }
+    return guest_write(p, a[1], b, sizeof b);
+}
+
+/* times: the process's CPU time in clock ticks (100 per second), and the
+ * clock in ticks as the result. */
+int64_t sc_times(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    uint64_t ticks = (uint64_t)clock_ns(p, t, LX_CLOCK_MONOTONIC) / (1000000000u / 100u);
+    if (a[0]) {
+        uint8_t b[32];
+        memset(b, 0, sizeof b);
+        le64_put(b, (uint64_t)clock_ns(p, t, LX_CLOCK_PROCESS_CPUTIME_ID) / (1000000000u / 100u));
+        int64_t rc = guest_write(p, a[0], b, sizeof b);
+        if (rc < 0)
+            return rc;
+    }
+    return (int64_t)ticks;
+}
+
+/* getcpu: the core the thread runs on; one NUMA node. */
+int64_t sc_getcpu(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    if (a[0]) {
+        int64_t rc = guest_write_u32(p, a[0], (uint32_t)t->core);
+        if (rc < 0)
+            return rc;
+    }
+    return a[1] ? guest_write_u32(p, a[1], 0) : 0;
+}
+
+/* prctl: the thread's name (PR_SET_NAME 15, PR_GET_NAME 16); any other
+ * option is one this kernel does not have (EINVAL). */
+int64_t sc_prctl(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    if (a[0] == 15) {   /* up to 15 bytes or the NUL, as strncpy_from_user */
+        char name[16] = {0};
+        for (size_t n = 0; n < sizeof name - 1; n++) {
+            if (guest_read(p, a[1] + n, name + n, 1) < 0)
+                return -LX_EFAULT;   /* before the NUL: the name stays */
+            if (!name[n])
+                break;
+        }
+        memcpy(t->name, name, sizeof t->name);
+        return 0;
+    }
+    if (a[0] == 16)
+        return guest_write(p, a[1], t->name, sizeof t->name);
+    return -LX_EINVAL;
+}
+
 /* The simulated machine's memory as sysinfo reports it (glibc's qsort and
  * sysconf(_SC_PHYS_PAGES) ask): fixed, so that runs do not depend on the
  * host. */
@@ -190,9 +268,9 @@ int64_t sc_sysinfo(drv_proc *p, thread *t, const uint64_t a[6])
      * totalhigh, freehigh (8 each), mem_unit (4), padding: 112 bytes. */
     uint8_t b[112];
     memset(b, 0, sizeof b);
-    put64(b, sched_now(p, t) / DRV_HZ);
-    put64(b + 32, SIM_RAM);
-    put64(b + 40, SIM_RAM - SIM_RAM / 8);
+    le64_put(b, sched_now(p, t) / DRV_HZ);
+    le64_put(b + 32, SIM_RAM);
+    le64_put(b + 40, SIM_RAM - SIM_RAM / 8);
     b[80] = (uint8_t)p->live;
     b[81] = (uint8_t)(p->live >> 8);
     b[104] = 1;   /* mem_unit */

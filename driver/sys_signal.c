@@ -1,7 +1,34 @@
-/* driver/sys_signal.c: signals as bookkeeping: actions, masks, alternate
- * stacks, and kill/tkill/tgkill to the process itself. rnr runs no signal
- * handlers: a signal that is not ignored ends the process with its default
- * action (abort() ends with SIGABRT, status 134, as in a shell). */
+/* driver/sys_signal.c: actions, masks, alternate stacks, kill/tkill/tgkill
+ * to the process itself, and signal handlers. An ignored signal changes
+ * nothing; one without a handler ends the process with its default action
+ * (abort() ends with SIGABRT, status 134, as in a shell); a blocked one
+ * waits as pending. A handler starts at one of two kinds of points:
+ *
+ * - A signal a thread sends to itself (raise, abort, pthread_kill of
+ *   itself, kill of its own process, a pending one its own sigprocmask or
+ *   sigreturn unblocks) is taken when that call returns.
+ * - One from elsewhere (another thread, the interval timer, SIGPIPE, whose
+ *   write replay does not execute) is taken at the target's next system
+ *   call entry instead of the call, which runs after the handler; a wait
+ *   the target is blocked in ends at once (logged as ERESTARTSYS, so its
+ *   ECALL runs again and takes the signal there) and then returns EINTR,
+ *   or runs again under SA_RESTART where Linux restarts it.
+ *
+ * Why replay starts every handler at the same instruction with the same
+ * frame: the first kind happens inside an emulated call that replay
+ * executes again at the same point of the thread. The second kind is
+ * written in the thread's own stream of the input log, as the SYSCALL
+ * record of the call it replaced (signal_mark), and replay enters the
+ * handler where it reads that record; the senders and the timer do nothing
+ * in replay. The frame holds the thread's registers (equal at every call,
+ * which the CHECK records verify), its mask and alternate stack (changed
+ * only by the thread's own calls and handlers, replayed in its order), and
+ * the action of the signal and the return page, changed only by
+ * rt_sigaction: an ORD_GLOBAL call, so every chunk, the call's own chunk
+ * included, is on the same side of it in record and replay. A sender
+ * reads the target's mask to choose between pending and delivered; kill,
+ * tkill and tgkill are ORD_GLOBAL too, so it reads what the recording
+ * read. */
 #include <stdio.h>
 
 #include "driver/internal.h"
@@ -16,6 +43,7 @@ const char *signal_name(int sig)
         "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",
         "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",
         "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO", "SIGPWR", "SIGSYS",
+        "SIGCANCEL", "SIGSETXID",   /* glibc's own: pthread_cancel, setuid in threads */
     };
     static char buf[32];
     if (sig > 0 && sig < (int)(sizeof names / sizeof names[0]))
@@ -32,31 +60,73 @@ static int default_ignores(int sig)
            sig == LX_SIGTSTP || sig == LX_SIGTTIN || sig == LX_SIGTTOU || sig == LX_SIGSTOP;
 }
 
-/* The signal takes effect on thread T (not blocking it). */
-static int64_t act(drv_proc *p, thread *t, int sig, thread *from)
+/* The signal takes effect without a handler: ignored, or the process
+ * ends, named by thread WHO at PC. */
+static int64_t act_at(drv_proc *p, int sig, const thread *who, uint64_t pc)
 {
     uint64_t h = p->sigactions[sig].handler;
     if (sig != LX_SIGKILL && (h == LX_SIG_IGN || (h == LX_SIG_DFL && default_ignores(sig))))
         return 0;
-    if (sig != LX_SIGKILL && h != LX_SIG_DFL)
-        proc_warn_once(p, WARN_SIGHANDLER,
-                       "the guest has a handler for %s, but rnr runs no signal handlers: "
-                       "the default action applies", signal_name(sig));
-    thread *who = from ? from : t;
-    uint64_t pc = who->state == THR_RUNNING ? who->block_pc : who->ctx.pc;
     proc_exit(p, DRV_SIGNALED, sig, who, pc);
     return SC_GONE;
 }
 
-int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from)
+static int has_handler(const drv_proc *p, int sig)
+{
+    uint64_t h = p->sigactions[sig].handler;
+    return sig != LX_SIGKILL && h != LX_SIG_DFL && h != LX_SIG_IGN;
+}
+
+/* A signal with a handler for thread T from elsewhere: T takes it at its
+ * next system call entry (signal_take_async), and a wait T is blocked in
+ * ends now, its call to be run again (where the signal is taken). Replay
+ * does nothing here: the input log says where T took it. */
+static int64_t signal_async(drv_proc *p, thread *t, int sig, int code, uint64_t now)
+{
+    if (!p->m)
+        return 0;
+    t->async |= SIGBIT(sig);
+    t->async_code[sig] = code;
+    if (t->state == THR_BLOCKED) {
+        if (t->wait == WAIT_FUTEX)
+            futex_dequeue(p, t);
+        t->interrupted = 1;
+        sched_restart(p, t, now);
+    }
+    return 0;
+}
+
+/* The signal takes effect on thread T (not blocking it), inside a system
+ * call of FROM (or of T). A handler runs when that call returns if it is
+ * T's own call (a second one for the same call waits as pending: the first
+ * handler's sigreturn looks again), else at T's next call entry. */
+static int64_t act(drv_proc *p, thread *t, int sig, thread *from, int code)
+{
+    if (has_handler(p, sig)) {
+        if (code != -1 && t == from && p->sys_thread == t) {
+            if (t->deliver) {
+                t->pending |= SIGBIT(sig);
+                return 0;
+            }
+            t->deliver = sig;
+            t->deliver_code = code;
+            return 0;
+        }
+        return signal_async(p, t, sig, code == -1 ? LX_SI_USER : code, from ? sched_now(p, from) : 0);
+    }
+    thread *who = from ? from : t;
+    return act_at(p, sig, who, who->state == THR_RUNNING ? who->block_pc : who->ctx.pc);
+}
+
+int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from, int code)
 {
     if (!to) {
         /* Process-directed: the sender if it accepts it, else the first
          * live thread that does, else pending on the sender. */
         to = from;
         if (to->sigmask & SIGBIT(sig)) {
-            for (size_t i = 0; i < p->nthreads; i++) {
-                thread *c = p->threads[i];
+            for (size_t i = 0; i < p->nalive; i++) {
+                thread *c = p->alive[i];
                 if (c->state != THR_DEAD && !(c->sigmask & SIGBIT(sig))) {
                     to = c;
                     break;
@@ -71,7 +141,7 @@ int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from)
         to->pending |= SIGBIT(sig);
         return 0;
     }
-    return act(p, to, sig, from);
+    return act(p, to, sig, from, code);
 }
 
 int64_t signal_check_pending(drv_proc *p, thread *t)
@@ -81,10 +151,52 @@ int64_t signal_check_pending(drv_proc *p, thread *t)
         return 0;
     int sig = __builtin_ctzll(ready) + 1;
     t->pending &= ~SIGBIT(sig);
-    return act(p, t, sig, t);
+    /* Its sender's code is not kept: a pending signal came from kill,
+     * tkill or tgkill, and the handler is told SI_TKILL. */
+    return act(p, t, sig, t, LX_SI_TKILL);
+}
+
+/* The thread a process-directed SIGALRM goes to, as from kill(2) sent
+ * from outside: the first live one that does not block it; NULL if all do. */
+static thread *alarm_taker(const drv_proc *p)
+{
+    for (size_t i = 0; i < p->nalive; i++)
+        if (p->alive[i]->state != THR_DEAD && !(p->alive[i]->sigmask & SIGBIT(LX_SIGALRM)))
+            return p->alive[i];
+    return NULL;
+}
+
+int signal_timer_void(const drv_proc *p)
+{
+    return p->sigactions[LX_SIGALRM].handler == LX_SIG_IGN || !alarm_taker(p);
+}
+
+/* rnr runs no handlers, so the timer's SIGALRM ends the process unless
+ * ignored. Blocked by every thread, it is dropped instead of left pending
+ * (with a warning): replay does not simulate time, so nothing there could
+ * make it pending, and a later unblocking would diverge. */
+void signal_timer(drv_proc *p)
+{
+    const int sig = LX_SIGALRM;
+    if (p->sigactions[sig].handler == LX_SIG_IGN)
+        return;
+    thread *to = alarm_taker(p);
+    if (!to) {
+        proc_warn_once(p, WARN_TIMER_BLOCKED,
+                       "SIGALRM of the interval timer is blocked by every thread: rnr drops it "
+                       "(Linux would leave it pending)");
+        return;
+    }
+    if (has_handler(p, sig)) {
+        (void)signal_async(p, to, sig, LX_SI_KERNEL, rru_machine_time(p->m));
+        return;
+    }
+    (void)act_at(p, sig, to, sched_ctx(p, to)->pc);
 }
 
 static int64_t valid_sig(int64_t sig) { return sig >= 1 && sig <= LX_NSIG; }
+
+static int map_sigtramp(drv_proc *p);
 
 int64_t sc_rt_sigaction(drv_proc *p, thread *t, const uint64_t a[6])
 {
@@ -122,10 +234,12 @@ int64_t sc_rt_sigaction(drv_proc *p, thread *t, const uint64_t a[6])
         }
         n.mask &= ~UNBLOCKABLE;
         p->sigactions[sig] = n;
+        if (n.handler != LX_SIG_DFL && n.handler != LX_SIG_IGN && map_sigtramp(p) < 0)
+            return -LX_ENOMEM;
         /* Setting SIG_IGN (or a default that ignores) discards pending ones. */
         if (n.handler == LX_SIG_IGN || (n.handler == LX_SIG_DFL && default_ignores((int)sig)))
-            for (size_t i = 0; i < p->nthreads; i++)
-                p->threads[i]->pending &= ~SIGBIT(sig);
+            for (size_t i = 0; i < p->nalive; i++)
+                p->alive[i]->pending &= ~SIGBIT(sig);
     }
     return 0;
 }
@@ -209,14 +323,6 @@ int64_t sc_sigaltstack(drv_proc *p, thread *t, const uint64_t a[6])
     return 0;
 }
 
-static thread *find_thread(drv_proc *p, int64_t tid)
-{
-    for (size_t i = 0; i < p->nthreads; i++)
-        if (p->threads[i]->tid == tid && p->threads[i]->state != THR_DEAD)
-            return p->threads[i];
-    return NULL;
-}
-
 int64_t sc_kill(drv_proc *p, thread *t, const uint64_t a[6])
 {
     int64_t pid = (int64_t)(int32_t)a[0], sig = (int64_t)(int32_t)a[1];
@@ -224,7 +330,7 @@ int64_t sc_kill(drv_proc *p, thread *t, const uint64_t a[6])
         return -LX_EINVAL;
     if (pid != p->pid && pid != 0 && pid != -1)
         return -LX_ESRCH;
-    return sig == 0 ? 0 : signal_send(p, NULL, (int)sig, t);
+    return sig == 0 ? 0 : signal_send(p, NULL, (int)sig, t, LX_SI_USER);
 }
 
 int64_t sc_tkill(drv_proc *p, thread *t, const uint64_t a[6])
@@ -232,10 +338,10 @@ int64_t sc_tkill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t tid = (int64_t)(int32_t)a[0], sig = (int64_t)(int32_t)a[1];
     if (tid <= 0 || sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    thread *to = find_thread(p, tid);
+    thread *to = proc_live_thread(p, tid);
     if (!to)
         return -LX_ESRCH;
-    return sig == 0 ? 0 : signal_send(p, to, (int)sig, t);
+    return sig == 0 ? 0 : signal_send(p, to, (int)sig, t, LX_SI_TKILL);
 }
 
 int64_t sc_tgkill(drv_proc *p, thread *t, const uint64_t a[6])
@@ -244,8 +350,224 @@ int64_t sc_tgkill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t sig = (int64_t)(int32_t)a[2];
     if (tgid <= 0 || tid <= 0 || sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    thread *to = tgid == p->pid ? find_thread(p, tid) : NULL;
+    thread *to = tgid == p->pid ? proc_live_thread(p, tid) : NULL;
     if (!to)
         return -LX_ESRCH;
-    return sig == 0 ? 0 : signal_send(p, to, (int)sig, t);
+    return sig == 0 ? 0 : signal_send(p, to, (int)sig, t, LX_SI_TKILL);
+}
+
+/* ---- handlers: the signal frame and its return ---- */
+
+/* The riscv64 rt_sigframe: siginfo (128 bytes), then the ucontext: flags,
+ * link, the alternate stack (sp, flags, size), the 64-bit signal mask and
+ * its padding to 128 bytes, and at 176 the mcontext: pc, x1..x31, then the
+ * FP state, f0..f31 and fcsr in a 528-byte union (the Q-extension layout,
+ * zero past fcsr: no extension headers). */
+enum {
+    FR_INFO = 0,
+    FR_UC = 128,
+    FR_STACK = FR_UC + 16,
+    FR_MASK = FR_UC + 40,
+    FR_REGS = FR_UC + 176,
+    FR_FP = FR_REGS + 256,
+    FR_FCSR = FR_FP + 256,
+    FR_SIZE = FR_FP + 528,
+};
+_Static_assert(FR_SIZE == 1088, "riscv64 rt_sigframe size");
+
+/* The return path of every handler: li a7, 139 (rt_sigreturn); ecall. */
+static const uint8_t sigtramp_code[8] = {0x93, 0x08, 0xb0, 0x08, 0x73, 0x00, 0x00, 0x00};
+
+
+static int on_altstack(const thread *t, uint64_t sp)
+{
+    return t->altstack_size && sp > t->altstack_sp && sp - t->altstack_sp <= t->altstack_size;
+}
+
+/* Ends the process with SIGSEGV, as Linux does when a frame cannot be
+ * written or read back. */
+static void frame_fault(drv_proc *p, thread *t, uint64_t pc)
+{
+    proc_exit(p, DRV_SIGNALED, LX_SIGSEGV, t, pc);
+}
+
+/* The handlers' return page, mapped by the first rt_sigaction that installs
+ * a handler: a call ordered against every core (ORD_GLOBAL), so replay maps
+ * it at the same address. 0, or -1 if the address space is full. */
+static int map_sigtramp(drv_proc *p)
+{
+    if (p->sigtramp)
+        return 0;
+    int64_t at = vm_mmap(p->vm, 0, LX_PAGE_SIZE, LX_PROT_READ | LX_PROT_EXEC, LX_MAP_PRIVATE, 1,
+                         sigtramp_code, sizeof sigtramp_code, 0);
+    if (at < 0)
+        return -1;
+    p->sigtramp = (uint64_t)at;
+    return 0;
+}
+
+void signal_deliver(drv_proc *p, thread *t, rru_ctx *c)
+{
+    int sig = t->deliver;
+    t->deliver = 0;
+    if (!sig || p->done)
+        return;
+    sigaction_state *sa = &p->sigactions[sig];
+    if (map_sigtramp(p) < 0) {
+        frame_fault(p, t, c->pc);
+        return;
+    }
+    uint64_t sp = c->x[2];
+    int was_on = on_altstack(t, sp);
+    if (was_on && !on_altstack(t, sp - FR_SIZE)) {
+        frame_fault(p, t, c->pc);
+        return;
+    }
+    if ((sa->flags & LX_SA_ONSTACK) && t->altstack_size && !was_on)
+        sp = t->altstack_sp + t->altstack_size;
+    uint64_t frame = (sp - FR_SIZE) & ~(uint64_t)15;
+    uint8_t b[FR_SIZE] = {0};
+    b[FR_INFO] = (uint8_t)sig;
+    uint32_t code = (uint32_t)t->deliver_code;
+    for (int i = 0; i < 4; i++) {
+        b[FR_INFO + 8 + i] = (uint8_t)(code >> (8 * i));
+        b[FR_INFO + 16 + i] = (uint8_t)(p->pid >> (8 * i));
+        b[FR_INFO + 20 + i] = (uint8_t)(1000u >> (8 * i));   /* si_uid: getuid's */
+    }
+    le64_put(b + FR_STACK, t->altstack_sp);
+    b[FR_STACK + 8] = (uint8_t)(!t->altstack_size ? LX_SS_DISABLE : was_on ? LX_SS_ONSTACK : 0);
+    le64_put(b + FR_STACK + 16, t->altstack_size);
+    le64_put(b + FR_MASK, t->sigmask);
+    le64_put(b + FR_REGS, c->pc);
+    for (int i = 1; i < 32; i++)
+        le64_put(b + FR_REGS + 8 * i, c->x[i]);
+    for (int i = 0; i < 32; i++)
+        le64_put(b + FR_FP + 8 * i, c->f[i]);
+    uint32_t fcsr = (c->frm & 7u) << 5 | (c->fflags & 31u);
+    for (int i = 0; i < 4; i++)
+        b[FR_FCSR + i] = (uint8_t)(fcsr >> (8 * i));
+    if (guest_write(p, frame, b, sizeof b) < 0) {
+        frame_fault(p, t, c->pc);
+        return;
+    }
+    t->sigmask |= sa->mask | ((sa->flags & LX_SA_NODEFER) ? 0 : SIGBIT(sig));
+    t->sigmask &= ~UNBLOCKABLE;
+    c->x[1] = p->sigtramp;
+    c->x[2] = frame;
+    c->x[10] = (uint64_t)sig;
+    c->x[11] = frame + FR_INFO;
+    c->x[12] = frame + FR_UC;
+    c->pc = sa->handler;
+    if (sa->flags & LX_SA_RESETHAND) {
+        sa->handler = LX_SIG_DFL;
+        sa->flags &= ~(uint64_t)LX_SA_SIGINFO;
+    }
+}
+
+int64_t sc_rt_sigreturn(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)a;
+    rru_ctx *c = sched_ctx(p, t);
+    uint8_t b[FR_SIZE];
+    uint64_t frame = c->x[2];
+    if (guest_read(p, frame, b, sizeof b) < 0) {
+        frame_fault(p, t, c->pc - 4);
+        return SC_GONE;
+    }
+    c->pc = le64_get(b + FR_REGS);
+    for (int i = 1; i < 32; i++)
+        c->x[i] = le64_get(b + FR_REGS + 8 * i);
+    for (int i = 0; i < 32; i++)
+        c->f[i] = le64_get(b + FR_FP + 8 * i);
+    uint32_t fcsr = (uint32_t)le64_get(b + FR_FCSR);
+    c->fflags = fcsr & 31u;
+    c->frm = (fcsr >> 5) & 7u;
+    t->sigmask = le64_get(b + FR_MASK) & ~UNBLOCKABLE;
+    /* The alternate stack as saved, unless the thread is on it (Linux
+     * refuses to change it then). */
+    uint64_t ss_sp = le64_get(b + FR_STACK), ss_size = le64_get(b + FR_STACK + 16);
+    uint32_t ss_flags = b[FR_STACK + 8];
+    if (!on_altstack(t, c->x[2])) {
+        int off = (ss_flags & LX_SS_DISABLE) != 0;
+        if (off || ss_size >= LX_MINSIGSTKSZ) {
+            t->altstack_sp = off ? 0 : ss_sp;
+            t->altstack_size = off ? 0 : ss_size;
+            t->altstack_flags = off ? LX_SS_DISABLE : 0;
+        }
+    }
+    if (signal_check_pending(p, t) == SC_GONE)
+        return SC_GONE;
+    return (int64_t)c->x[10];
+}
+
+/* ---- signals from elsewhere ---- */
+
+/* The result of the SYSCALL record of a call that a signal from elsewhere
+ * replaced: -(2^30 + S + 128 EINTR + 256 C), C indexing the siginfo code
+ * (SI_USER, SI_TKILL, SI_KERNEL). No call returns such a value. */
+#define MARK_BASE (INT64_C(1) << 30)
+static const int mark_codes[3] = {LX_SI_USER, LX_SI_TKILL, LX_SI_KERNEL};
+
+static int64_t signal_mark(int sig, int code, int eintr)
+{
+    int c = code == LX_SI_TKILL ? 1 : code == LX_SI_KERNEL ? 2 : 0;
+    return -(MARK_BASE + sig + 128 * eintr + 256 * c);
+}
+
+/* Which calls Linux runs again after a handler with SA_RESTART (they end
+ * with ERESTARTSYS): a futex wait with no timeout, and reads and writes of
+ * pipes; the others (sleeps, polls, timed waits) end with EINTR. */
+static int restartable(uint32_t nr, const rru_ctx *c)
+{
+    if (nr == 98) {
+        int cmd = (int)c->x[11] & LX_FUTEX_CMD_MASK;
+        return (cmd == LX_FUTEX_WAIT || cmd == LX_FUTEX_WAIT_BITSET) && c->x[13] == 0;
+    }
+    return nr == 63 || nr == 64 || nr == 65 || nr == 66;
+}
+
+/* Enters the handler of SIG on C: after the call ended with EINTR, or
+ * before the ECALL runs again. */
+static void enter_async(drv_proc *p, thread *t, rru_ctx *c, int sig, int code, int eintr,
+                        uint64_t ecall_pc)
+{
+    if (eintr) {
+        c->x[10] = (uint64_t)-LX_EINTR;
+        t->polling = 0;
+    } else {
+        c->pc = ecall_pc;
+    }
+    t->deliver = sig;
+    t->deliver_code = code;
+    signal_deliver(p, t, c);
+}
+
+int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t ecall_pc)
+{
+    uint64_t ready = t->async & ~t->sigmask;
+    if (!ready) {
+        t->interrupted = 0;   /* its signal was blocked since: the call runs again */
+        return 0;
+    }
+    int sig = __builtin_ctzll(ready) + 1;
+    t->async &= ~SIGBIT(sig);
+    int eintr = t->interrupted &&
+                !((p->sigactions[sig].flags & LX_SA_RESTART) && restartable(nr, c));
+    t->interrupted = 0;
+    int code = t->async_code[sig];
+    syscall_log_result(p, t, nr, signal_mark(sig, code, eintr));
+    enter_async(p, t, c, sig, code, eintr, ecall_pc);
+    return 1;
+}
+
+int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result)
+{
+    if (result > -MARK_BASE || result <= -(MARK_BASE + 1024))
+        return 0;
+    int64_t v = -result - MARK_BASE;
+    int sig = (int)(v & 127), eintr = (int)((v >> 7) & 1), ci = (int)(v >> 8);
+    if (sig < 1 || sig > LX_NSIG || ci > 2)
+        return 0;
+    enter_async(p, t, c, sig, mark_codes[ci], eintr, c->pc - 4);
+    return 1;
 }

@@ -1,34 +1,11 @@
 /* driver/sys_thread.c: threads and time: clone, exit, futex, sleeping,
  * yielding, identities, affinity, membarrier. */
 #include <stdio.h>
+#include <string.h>
 
 #include "driver/internal.h"
 
-static rru_ctx *live_ctx(drv_proc *p, thread *t)
-{
-    return rru_hart_ctx(rru_machine_hart(p->m, (unsigned)t->core));
-}
-
 static uint64_t now_of(drv_proc *p, thread *t) { return sched_now(p, t); }
-
-/* struct timespec at ADDR as cycles; 0, -EFAULT or -EINVAL. */
-static int64_t read_timespec(drv_proc *p, uint64_t addr, uint64_t *cycles)
-{
-    uint8_t b[16];
-    int64_t rc = guest_read(p, addr, b, 16);
-    if (rc < 0)
-        return rc;
-    int64_t sec = 0, nsec = 0;
-    for (int i = 7; i >= 0; i--) {
-        sec = (int64_t)((uint64_t)sec << 8 | b[i]);
-        nsec = (int64_t)((uint64_t)nsec << 8 | b[8 + i]);
-    }
-    if (sec < 0 || nsec < 0 || nsec >= 1000000000)
-        return -LX_EINVAL;
-    uint64_t s = (uint64_t)sec;
-    *cycles = s > UINT64_MAX / DRV_HZ / 2 ? UINT64_MAX / 2 : s * DRV_HZ + (uint64_t)nsec;
-    return 0;
-}
 
 /* ---- threads ---- */
 
@@ -60,6 +37,8 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
         return NULL;
     }
     c->sigmask = t->sigmask;
+    memcpy(c->name, t->name, sizeof c->name);
+    c->policy = t->policy;
     if (flags & LX_CLONE_PARENT_SETTID)
         (void)guest_write_u32(p, ptid, c->tid);
     if (flags & LX_CLONE_CHILD_SETTID)
@@ -72,7 +51,7 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
 int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
 {
     int64_t err = 0;
-    thread *c = thread_clone(p, t, live_ctx(p, t), a, &err);
+    thread *c = thread_clone(p, t, sched_ctx(p, t), a, &err);
     if (!c)
         return err;
     sched_make_ready(p, c, now_of(p, t));
@@ -86,10 +65,60 @@ uint64_t thread_clear_tid(drv_proc *p, thread *t)
     return 0;
 }
 
-/* The end of a thread: CLONE_CHILD_CLEARTID's store of 0 and futex wake
- * (what pthread_join waits for), as accesses of its core. */
+/* One futex of the list (the kernel's handle_futex_death): owned by T, it
+ * keeps its waiters bit and gets OWNER_DIED; a plain futex with waiters
+ * gets a wake, and so does the pending operation's futex left at 0. 0, or
+ * -1 when the word cannot be read (the walk stops). */
+static int futex_death(drv_proc *p, thread *t, uint64_t uaddr, int pi, int pending, uint64_t *wake,
+                       size_t *n, size_t max)
+{
+    uint32_t v;
+    if ((uaddr & 3) || guest_read_u32(p, uaddr, &v) < 0)
+        return -1;
+    int woke = 0;
+    if (pending && !pi && v == 0) {
+        woke = 1;
+    } else if ((v & LX_FUTEX_TID_MASK) == t->tid) {
+        if (guest_write_u32(p, uaddr, (v & LX_FUTEX_WAITERS) | LX_FUTEX_OWNER_DIED) < 0)
+            return -1;
+        woke = !pi && (v & LX_FUTEX_WAITERS);
+    }
+    if (woke && *n < max)
+        wake[(*n)++] = uaddr;
+    return 0;
+}
+
+/* struct robust_list_head: next (bit 0: the entry is a PI futex),
+ * futex_offset (signed, from an entry to its futex word), list_op_pending. */
+size_t thread_robust_exit(drv_proc *p, thread *t, uint64_t *wake, size_t max)
+{
+    uint64_t head = t->robust_list, next, off, pending;
+    size_t n = 0;
+    if (!head || guest_read_u64(p, head, &next) < 0 || guest_read_u64(p, head + 8, &off) < 0 ||
+        guest_read_u64(p, head + 16, &pending) < 0)
+        return 0;
+    for (unsigned left = LX_ROBUST_LIST_LIMIT; next != head && left; left--) {
+        uint64_t entry = next & ~1ull;
+        int pi = (int)(next & 1), rc = guest_read_u64(p, entry, &next);
+        if (entry != (pending & ~1ull) && futex_death(p, t, entry + off, pi, 0, wake, &n, max) < 0)
+            return n;
+        if (rc < 0)
+            return n;
+    }
+    if (pending)
+        (void)futex_death(p, t, (pending & ~1ull) + off, (int)(pending & 1), 1, wake, &n, max);
+    return n;
+}
+
+/* The end of a thread: its robust futexes released (their waiters woken),
+ * then CLONE_CHILD_CLEARTID's store of 0 and futex wake (what pthread_join
+ * waits for), as accesses of its core. */
 static void thread_ends(drv_proc *p, thread *t)
 {
+    uint64_t wake[16];
+    size_t nw = thread_robust_exit(p, t, wake, sizeof wake / sizeof wake[0]);
+    for (size_t i = 0; i < nw; i++)
+        futex_wake(p, wake[i], 1, LX_FUTEX_BITSET_MATCH_ANY, now_of(p, t));
     uint64_t at = thread_clear_tid(p, t);
     if (at)
         futex_wake(p, at, 1, LX_FUTEX_BITSET_MATCH_ANY, now_of(p, t));
@@ -168,7 +197,7 @@ int64_t sc_futex(drv_proc *p, thread *t, const uint64_t a[6])
         uint64_t deadline = UINT64_MAX;
         if (a[3]) {
             uint64_t ts;
-            int64_t rc = read_timespec(p, a[3], &ts);
+            int64_t rc = guest_read_timespec(p, a[3], &ts);
             if (rc < 0)
                 return rc;
             if (cmd == LX_FUTEX_WAIT) {                     /* relative */
@@ -224,7 +253,7 @@ static int64_t sleep_until(drv_proc *p, thread *t, uint64_t deadline)
 int64_t sc_nanosleep(drv_proc *p, thread *t, const uint64_t a[6])
 {
     uint64_t ts;
-    int64_t rc = read_timespec(p, a[0], &ts);
+    int64_t rc = guest_read_timespec(p, a[0], &ts);
     if (rc < 0)
         return rc;
     return sleep_until(p, t, now_of(p, t) + ts);
@@ -238,7 +267,7 @@ int64_t sc_clock_nanosleep(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[1] & ~(uint64_t)LX_TIMER_ABSTIME)
         return -LX_EINVAL;
     uint64_t ts;
-    int64_t rc = read_timespec(p, a[2], &ts);
+    int64_t rc = guest_read_timespec(p, a[2], &ts);
     if (rc < 0)
         return rc;
     if (!(a[1] & LX_TIMER_ABSTIME))
@@ -247,11 +276,83 @@ int64_t sc_clock_nanosleep(drv_proc *p, thread *t, const uint64_t a[6])
     return sleep_until(p, t, ts > epoch ? ts - epoch : 0);
 }
 
+/* ---- the interval timer ---- */
+
+#define ITIMER_MAX_NS (1ull << 62)   /* longer values saturate (146 years) */
+
+/* A guest timeval at ADDR (+ OFF) in nanoseconds (saturated), or -EINVAL /
+ * -EFAULT. */
+static int64_t read_timeval(drv_proc *p, uint64_t addr, uint64_t *ns)
+{
+    int64_t tv[2];
+    int64_t rc = guest_read(p, addr, tv, sizeof tv);
+    if (rc < 0)
+        return rc;
+    if (tv[0] < 0 || tv[1] < 0 || tv[1] >= 1000000)
+        return -LX_EINVAL;
+    *ns = (uint64_t)tv[0] >= ITIMER_MAX_NS / DRV_HZ ? ITIMER_MAX_NS
+                                                    : (uint64_t)tv[0] * DRV_HZ + (uint64_t)tv[1] * 1000;
+    return 0;
+}
+
+/* ITIMER_REAL as getitimer reports it at NOW: interval and time left, in
+ * microseconds rounded down (an armed timer whose time is up reports 1 us,
+ * as Linux does). */
+static int64_t write_itimer(drv_proc *p, uint64_t addr, uint64_t now)
+{
+    uint64_t left = 0;
+    if (p->itimer_at != UINT64_MAX)
+        left = p->itimer_at > now ? p->itimer_at - now : 0;
+    uint64_t left_us = p->itimer_at == UINT64_MAX ? 0 : left / 1000 ? left / 1000 : 1;
+    uint64_t every_us = p->itimer_every / 1000;
+    int64_t v[4] = {(int64_t)(every_us / 1000000), (int64_t)(every_us % 1000000),
+                    (int64_t)(left_us / 1000000), (int64_t)(left_us % 1000000)};
+    return guest_write(p, addr, v, sizeof v);
+}
+
+/* Only ITIMER_REAL counts on the simulated clock; the CPU-time timers are
+ * refused (EINVAL, reported once). */
+static int64_t itimer_kind(drv_proc *p, int64_t which)
+{
+    if (which == LX_ITIMER_REAL)
+        return 0;
+    if (which == LX_ITIMER_VIRTUAL || which == LX_ITIMER_PROF)
+        proc_warn_once(p, WARN_ITIMER_KIND,
+                       "only ITIMER_REAL is supported: %s says EINVAL",
+                       which == LX_ITIMER_VIRTUAL ? "ITIMER_VIRTUAL" : "ITIMER_PROF");
+    return -LX_EINVAL;
+}
+
+int64_t sc_getitimer(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    int64_t rc = itimer_kind(p, (int64_t)(int32_t)a[0]);
+    return rc < 0 ? rc : write_itimer(p, a[1], now_of(p, t));
+}
+
+/* setitimer (alarm in glibc): SIGALRM when the simulated clock reaches
+ * now + it_value, then every it_interval (sched_expire fires it). */
+int64_t sc_setitimer(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    int64_t rc = itimer_kind(p, (int64_t)(int32_t)a[0]);
+    if (rc < 0)
+        return rc;
+    uint64_t every = 0, value = 0, now = now_of(p, t);
+    if (a[1]) {
+        if ((rc = read_timeval(p, a[1], &every)) < 0 || (rc = read_timeval(p, a[1] + 16, &value)) < 0)
+            return rc;
+    }
+    if (a[2] && (rc = write_itimer(p, a[2], now)) < 0)
+        return rc;
+    p->itimer_at = value ? now + value : UINT64_MAX;
+    p->itimer_every = value ? every : 0;
+    return 0;
+}
+
 int64_t sc_sched_yield(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)a;
     unsigned core = (unsigned)t->core;
-    live_ctx(p, t)->x[10] = 0;
+    sched_ctx(p, t)->x[10] = 0;
     syscall_log_result(p, t, t->block_nr, 0);
     sched_preempt(p, core);
     return SC_SWITCHED;
@@ -266,6 +367,13 @@ int64_t sc_getpid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)
 int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->pid - 1; }
 int64_t sc_gettid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)a; return t->tid; }
 int64_t sc_getuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_UID; }
+/* The process is its own group and session leader. */
+int64_t sc_getpgid(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    return a[0] == 0 || (int64_t)a[0] == p->pid ? (int64_t)p->pid : -LX_ESRCH;
+}
+int64_t sc_getsid(drv_proc *p, thread *t, const uint64_t a[6]) { return sc_getpgid(p, t, a); }
 int64_t sc_getgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_GID; }
 
 /* 1 if PID names this process or one of its live threads (0 = the caller). */
@@ -273,9 +381,143 @@ static int is_ours(drv_proc *p, int64_t pid)
 {
     if (pid == 0 || pid == p->pid)
         return 1;
-    for (size_t i = 0; i < p->nthreads; i++)
-        if (p->threads[i]->tid == pid && p->threads[i]->state != THR_DEAD)
-            return 1;
+    return proc_live_thread(p, pid) != NULL;
+}
+
+/* Scheduling policies. Threads run under SCHED_OTHER (0), SCHED_BATCH (3)
+ * or SCHED_IDLE (5) with static priority 0, which an unprivileged process
+ * may choose among (the simulated scheduler treats them alike); the
+ * real-time SCHED_FIFO (1) and SCHED_RR (2) need a privilege the guest
+ * (uid 1000, RLIMIT_RTPRIO 0) lacks: EPERM. SCHED_DEADLINE (6) has a
+ * priority range (0) but is set only by sched_setattr, which the simulated
+ * system lacks. */
+enum { POL_OTHER = 0, POL_FIFO = 1, POL_RR = 2, POL_BATCH = 3, POL_IDLE = 5, POL_DEADLINE = 6 };
+#define SCHED_RESET_ON_FORK 0x40000000
+
+static int policy_known(int64_t pol)
+{
+    return pol == POL_OTHER || pol == POL_FIFO || pol == POL_RR || pol == POL_BATCH ||
+           pol == POL_IDLE;
+}
+
+/* The thread PID names (0: T; the process id: its main thread), NULL if
+ * none. */
+static thread *sched_target(drv_proc *p, thread *t, int64_t pid)
+{
+    return pid == 0 ? t : proc_live_thread(p, pid);
+}
+
+int64_t sc_sched_getscheduler(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    int64_t pid = (int64_t)(int32_t)a[0];
+    if (pid < 0)
+        return -LX_EINVAL;
+    thread *who = sched_target(p, t, pid);
+    return who ? who->policy : -LX_ESRCH;
+}
+
+/* A bound of policy POL's priorities: RT for the real-time ones, 0 for the
+ * others. */
+static int64_t priority_bound(int64_t pol, int64_t rt)
+{
+    if (pol == POL_FIFO || pol == POL_RR)
+        return rt;
+    return policy_known(pol) || pol == POL_DEADLINE ? 0 : -LX_EINVAL;
+}
+
+int64_t sc_sched_get_priority_max(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)p;
+    (void)t;
+    return priority_bound((int64_t)(int32_t)a[0], 99);
+}
+
+int64_t sc_sched_get_priority_min(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)p;
+    (void)t;
+    return priority_bound((int64_t)(int32_t)a[0], 1);
+}
+
+/* Sets the policy POL (-1: keep) with the priority at PARAM for PID. */
+static int64_t set_policy(drv_proc *p, thread *t, int64_t pid, int64_t pol, uint64_t param)
+{
+    if (pid < 0 || !param)
+        return -LX_EINVAL;
+    uint32_t prio;
+    int64_t rc = guest_read(p, param, &prio, sizeof prio);
+    if (rc < 0)
+        return rc;
+    thread *who = sched_target(p, t, pid);
+    if (!who)
+        return -LX_ESRCH;
+    if (pol < 0)
+        pol = who->policy;
+    if (!policy_known(pol))
+        return -LX_EINVAL;
+    if (pol == POL_FIFO || pol == POL_RR)
+        return (int32_t)prio >= 1 && prio <= 99 ? -LX_EPERM : -LX_EINVAL;
+    if (prio != 0)
+        return -LX_EINVAL;
+    who->policy = (int)pol;
+    return 0;
+}
+
+int64_t sc_sched_setscheduler(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    int64_t pol = (int64_t)(int32_t)a[1];
+    if (pol < 0)
+        return -LX_EINVAL;
+    return set_policy(p, t, (int64_t)(int32_t)a[0], pol & ~(int64_t)SCHED_RESET_ON_FORK, a[2]);
+}
+
+int64_t sc_sched_setparam(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    return set_policy(p, t, (int64_t)(int32_t)a[0], -1, a[1]);
+}
+
+int64_t sc_sched_getparam(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if ((int64_t)a[0] < 0 || !a[1])
+        return -LX_EINVAL;
+    if (!is_ours(p, (int64_t)a[0]))
+        return -LX_ESRCH;
+    return guest_write_u32(p, a[1], 0);
+}
+
+/* The nice value, process-wide (PRIO_PROCESS of this process or one of its
+ * threads; PRIO_PGRP and PRIO_USER of ours too). The system call returns
+ * 20 - nice. Raising it is allowed, lowering it below its value is not
+ * (EACCES: an unprivileged process). */
+static int prio_target(drv_proc *p, const uint64_t a[6])
+{
+    int64_t which = (int64_t)(int32_t)a[0], who = (int64_t)(int32_t)a[1];
+    if (which < 0 || which > 2)
+        return -LX_EINVAL;
+    if (which == 2)   /* PRIO_USER */
+        return who == 0 || who == GUEST_UID ? 0 : -LX_ESRCH;
+    return is_ours(p, who) ? 0 : -LX_ESRCH;
+}
+
+int64_t sc_getpriority(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int rc = prio_target(p, a);
+    return rc < 0 ? rc : 20 - p->nice;
+}
+
+int64_t sc_setpriority(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int rc = prio_target(p, a);
+    if (rc < 0)
+        return rc;
+    int64_t nice = (int64_t)(int32_t)a[2];
+    nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
+    if (nice < p->nice)
+        return -LX_EACCES;
+    p->nice = (int)nice;
     return 0;
 }
 

@@ -119,6 +119,22 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
         rec_syscall_enter(p->rec, core, stop->pc, global);
     p->sys_core = (int)core;
     p->sys_thread = t;
+    /* (No row while a handler's frame is written: the frame is the
+     * handler's entry, which replay writes again, not the call's output.) */
+    p->sys_row = NULL;
+    if ((t->async || t->interrupted) && signal_take_async(p, t, c, (uint32_t)nr, stop->pc)) {
+        /* A signal from elsewhere is taken here: its handler instead of
+         * the call (which runs again after it, or ended with EINTR). */
+        p->sys_core = -1;
+        p->sys_thread = NULL;
+        p->sys_row = NULL;
+        if (p->done)
+            return;
+        if (p->rec)
+            rec_syscall_exit(p->rec, core, global);
+        rru_machine_resume(p->m, core);
+        return;
+    }
     p->sys_row = row;
     int64_t r;
     if (row) {
@@ -142,6 +158,17 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
         return;
     c->x[10] = (uint64_t)r;
     syscall_log_result(p, t, nr, r);
+    if (t->deliver) {
+        /* A handler of a signal the call sent to its own thread: its frame
+         * is written as part of the call, which replay executes again. */
+        p->sys_core = (int)core;
+        p->sys_thread = t;
+        signal_deliver(p, t, c);
+        p->sys_core = -1;
+        p->sys_thread = NULL;
+        if (p->done)
+            return;
+    }
     if (p->rec)
         rec_syscall_exit(p->rec, core, global);
     rru_machine_resume(p->m, core);
@@ -181,6 +208,24 @@ int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n)
     return 0;
 }
 
+int64_t guest_read_timespec(drv_proc *p, uint64_t addr, uint64_t *cycles)
+{
+    uint8_t b[16];
+    int64_t rc = guest_read(p, addr, b, 16);
+    if (rc < 0)
+        return rc;
+    int64_t sec = 0, nsec = 0;
+    for (int i = 7; i >= 0; i--) {
+        sec = (int64_t)((uint64_t)sec << 8 | b[i]);
+        nsec = (int64_t)((uint64_t)nsec << 8 | b[8 + i]);
+    }
+    if (sec < 0 || nsec < 0 || nsec >= 1000000000)
+        return -LX_EINVAL;
+    uint64_t s = (uint64_t)sec;
+    *cycles = s > UINT64_MAX / DRV_HZ / 2 ? UINT64_MAX / 2 : s * DRV_HZ + (uint64_t)nsec;
+    return 0;
+}
+
 int64_t guest_read_u32(drv_proc *p, uint64_t addr, uint32_t *v)
 {
     uint8_t b[4];
@@ -199,9 +244,17 @@ int64_t guest_write_u32(drv_proc *p, uint64_t addr, uint32_t v)
 int64_t guest_write_u64(drv_proc *p, uint64_t addr, uint64_t v)
 {
     uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
+    le64_put(b, v);
     return guest_write(p, addr, b, 8);
+}
+
+int64_t guest_read_u64(drv_proc *p, uint64_t addr, uint64_t *v)
+{
+    uint8_t b[8];
+    int64_t rc = guest_read(p, addr, b, 8);
+    if (rc == 0)
+        *v = le64_get(b);
+    return rc;
 }
 
 int64_t guest_read_str(drv_proc *p, uint64_t addr, char *buf, size_t max)

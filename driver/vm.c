@@ -3,6 +3,8 @@
  * argument checks of mm/mmap.c, mm/mprotect.c and mm/madvise.c. */
 #include "driver/vm.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +101,38 @@ const vm_region *vm_find(const vm *v, uint64_t addr)
 {
     size_t i = first_ending_above(v, addr);
     return i < v->n && v->r[i].start <= addr ? &v->r[i] : NULL;
+}
+
+/* One line per region (regions are already merged as Linux merges VMAs),
+ * as the kernel prints it: range, rwxp, offset, device, inode, a space,
+ * then, padded to 72 columns, a space and the name (a line without a name
+ * ends with the space after the inode). Device and inode are 0 (the simulated system has no file system
+ * of its own), and so is the offset of the program's segments. */
+char *vm_maps_text(const vm *v, const char *image_path, size_t *len)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; i < v->n; i++) {
+        const vm_region *r = &v->r[i];
+        const char *name = r->kind == VM_IMAGE ? image_path : r->kind == VM_STACK ? "[stack]"
+                           : r->kind == VM_BRK ? "[heap]" : NULL;
+        int n = fprintf(f, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64 " 00:00 0 ", r->start, r->end,
+                        (r->prot & LX_PROT_READ) ? 'r' : '-', (r->prot & LX_PROT_WRITE) ? 'w' : '-',
+                        (r->prot & LX_PROT_EXEC) ? 'x' : '-',
+                        r->kind == VM_FILE ? r->blob_off : 0);
+        if (name)
+            fprintf(f, "%*s %s", n < 72 ? 72 - n : 0, "", name);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    *len = size;
+    return text;
 }
 
 static int insert_at(vm *v, size_t i, const vm_region *reg)

@@ -78,6 +78,10 @@ uint64_t vm_brk(vm *v, uint64_t addr);
 int vm_accessible(const vm *v, uint64_t addr, uint64_t len, int prot);
 /* The region holding ADDR, or NULL. */
 const vm_region *vm_find(const vm *v, uint64_t addr);
+/* The text of /proc/self/maps for this address space, NUL-terminated, its
+ * length in *LEN (malloc'd; NULL if out of memory). IMAGE_PATH names the
+ * program's segments. */
+char *vm_maps_text(const vm *v, const char *image_path, size_t *len);
 size_t vm_count(const vm *v);
 const vm_region *vm_region_at(const vm *v, size_t i);
 uint64_t vm_brk_current(const vm *v);

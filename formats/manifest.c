@@ -16,7 +16,42 @@
 struct rnr_manifest {
     char **keys, **values;
     size_t n, cap;
+    size_t *slot;              /* open addressing by key hash: index + 1, 0 empty */
+    size_t nslot;              /* a power of two, more than twice n (0: none yet) */
 };
+
+static size_t key_hash(const char *k)
+{
+    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 0x100000001b3ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot holding KEY, or the empty slot where it would go. */
+static size_t *find_slot(const rnr_manifest *m, const char *key)
+{
+    size_t mask = m->nslot - 1, i = key_hash(key) & mask;
+    while (m->slot[i] && strcmp(m->keys[m->slot[i] - 1], key) != 0)
+        i = (i + 1) & mask;
+    return &m->slot[i];
+}
+
+/* Room in the index for one more key: rebuilt twice as large past half. */
+static void index_grow(rnr_manifest *m)
+{
+    if (2 * (m->n + 1) < m->nslot)
+        return;
+    free(m->slot);
+    m->nslot = m->nslot ? 2 * m->nslot : 64;
+    m->slot = calloc(m->nslot, sizeof *m->slot);
+    if (!m->slot) {
+        fputs("rnr: out of memory\n", stderr);
+        abort();
+    }
+    for (size_t i = 0; i < m->n; i++)
+        *find_slot(m, m->keys[i]) = i + 1;
+}
 
 
 rnr_manifest *rnr_manifest_new(void)
@@ -36,6 +71,7 @@ void rnr_manifest_free(rnr_manifest *m)
     }
     free(m->keys);
     free(m->values);
+    free(m->slot);
     free(m);
 }
 
@@ -52,10 +88,10 @@ static int key_ok(const char *k)
 
 const char *rnr_manifest_get(const rnr_manifest *m, const char *key)
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(m->keys[i], key) == 0)
-            return m->values[i];
-    return NULL;
+    if (!m->nslot)
+        return NULL;
+    size_t i = *find_slot(m, key);
+    return i ? m->values[i - 1] : NULL;
 }
 
 int rnr_manifest_get_u64(const rnr_manifest *m, const char *key, uint64_t *out)
@@ -78,12 +114,12 @@ void rnr_manifest_set(rnr_manifest *m, const char *key, const char *value)
         fprintf(stderr, "rnr: internal error: bad manifest key '%s'\n", key);
         abort();
     }
-    for (size_t i = 0; i < m->n; i++) {
-        if (strcmp(m->keys[i], key) == 0) {
-            free(m->values[i]);
-            m->values[i] = rnr_xstrdup(value);
-            return;
-        }
+    index_grow(m);
+    size_t *slot = find_slot(m, key);
+    if (*slot) {
+        free(m->values[*slot - 1]);
+        m->values[*slot - 1] = rnr_xstrdup(value);
+        return;
     }
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 16;
@@ -98,7 +134,7 @@ void rnr_manifest_set(rnr_manifest *m, const char *key, const char *value)
     }
     m->keys[m->n] = rnr_xstrdup(key);
     m->values[m->n] = rnr_xstrdup(value);
-    m->n++;
+    *slot = ++m->n;
 }
 
 void rnr_manifest_set_u64(rnr_manifest *m, const char *key, uint64_t value)

@@ -327,6 +327,43 @@ START_TEST(vm_brk_grows_shrinks_and_refuses_collisions)
 }
 END_TEST
 
+START_TEST(vm_maps_text_is_what_linux_prints)
+{
+    fake f;
+    vm *v = new_vm(&f);
+    static const uint8_t code[16] = {1};
+    ck_assert_int_eq(vm_map_image(v, 0x10000, 2 * PG, LX_PROT_READ | LX_PROT_EXEC, 0x10000, code,
+                                  sizeof code), 0);
+    ck_assert_int_eq(vm_map_image(v, 0x12000, PG, RW, 0x12000, code, sizeof code), 0);
+    vm_set_brk_start(v, 0x13000);
+    ck_assert_uint_eq(vm_brk(v, 0x15000), 0x15000);
+    ck_assert_int_eq(vm_map_fixed(v, VM_STACK_TOP - 2 * PG, 2 * PG, RW, VM_STACK), 0);
+    int64_t a = vm_mmap(v, 0, 3 * PG, RW, ANON, 0, NULL, 0, 0);
+    ck_assert_int_eq(vm_mprotect(v, (uint64_t)a + PG, PG, 0), 0);
+    int64_t fm = vm_mmap(v, 0, PG, LX_PROT_READ, LX_MAP_PRIVATE, 1, code, sizeof code, 0x3000);
+    ck_assert_int_eq(fm, a - PG);
+    size_t len = 0;
+    char *text = vm_maps_text(v, "/bin/prog", &len);
+    ck_assert_ptr_nonnull(text);
+    /* Name at column 73, after the padding; a line without a name ends
+     * with a space; an anonymous range split by mprotect is three lines. */
+    const char *want =
+        "00010000-00012000 r-xp 00000000 00:00 0                                  /bin/prog\n"
+        "00012000-00013000 rw-p 00000000 00:00 0                                  /bin/prog\n"
+        "00013000-00015000 rw-p 00000000 00:00 0                                  [heap]\n"
+        "3ff7ffc000-3ff7ffd000 r--p 00003000 00:00 0 \n"
+        "3ff7ffd000-3ff7ffe000 rw-p 00000000 00:00 0 \n"
+        "3ff7ffe000-3ff7fff000 ---p 00000000 00:00 0 \n"
+        "3ff7fff000-3ff8000000 rw-p 00000000 00:00 0 \n"
+        "3fffffe000-4000000000 rw-p 00000000 00:00 0                              [stack]\n";
+    ck_assert_str_eq(text, want);
+    ck_assert_uint_eq(len, strlen(want));
+    free(text);
+    vm_free(v);
+    fk_free(&f);
+}
+END_TEST
+
 START_TEST(vm_mremap_shrinks_and_grows_in_place_only)
 {
     fake f;
@@ -417,6 +454,7 @@ TU_SUITE(driver_vm)
     tcase_add_test(tc, vm_madvise_dontneed_zeroes_anonymous_and_restores_file_pages);
     tcase_add_test(tc, vm_brk_grows_shrinks_and_refuses_collisions);
     tcase_add_test(tc, vm_mremap_shrinks_and_grows_in_place_only);
+    tcase_add_test(tc, vm_maps_text_is_what_linux_prints);
     tcase_add_test(tc, vm_matches_a_page_model_under_random_operations);
     return s;
 }

@@ -708,6 +708,49 @@ START_TEST(formats_manifest_roundtrip_and_errors)
 }
 END_TEST
 
+/* A manifest with a key per thread of a program that made 20,000 threads
+ * (the recorder writes thread.K.tid and thread.K.instructions): every key
+ * is found, overwriting keeps a key's place, missing keys are missing,
+ * and the file keeps the order. Keys are found through an index; a
+ * linear search made such a recording quadratic. */
+START_TEST(formats_manifest_with_many_keys)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "manifest");
+    rnr_manifest *m = rnr_manifest_new();
+    char key[64];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(key, sizeof key, "thread.%d.instructions", i);
+        rnr_manifest_set_u64(m, key, (uint64_t)i);
+    }
+    for (int i = 0; i < 20000; i += 3) {
+        snprintf(key, sizeof key, "thread.%d.instructions", i);
+        rnr_manifest_set_u64(m, key, (uint64_t)i * 7);
+    }
+    char err[RNR_ERR_MAX];
+    ck_assert_msg(rnr_manifest_save(m, path, err, sizeof err) == 0, "%s", err);
+    rnr_manifest *b = rnr_manifest_load(path, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    const rnr_manifest *both[] = {m, b};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_uint_eq(rnr_manifest_count(both[k]), 20000);
+        for (int i = 0; i < 20000; i++) {
+            snprintf(key, sizeof key, "thread.%d.instructions", i);
+            uint64_t v;
+            ck_assert_int_eq(rnr_manifest_get_u64(both[k], key, &v), 0);
+            ck_assert_uint_eq(v, i % 3 ? (uint64_t)i : (uint64_t)i * 7);
+            ck_assert_str_eq(rnr_manifest_key(both[k], (size_t)i), key);
+        }
+        ck_assert_ptr_null(rnr_manifest_get(both[k], "thread.20000.instructions"));
+        ck_assert_ptr_null(rnr_manifest_get(both[k], "thread.1.instruction"));
+    }
+    rnr_manifest_free(b);
+    rnr_manifest_free(m);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The bytes of the worked example in docs/formats.md: if the encoding
  * changes, this fails until the document (and the version) are updated. */
 START_TEST(formats_encoding_matches_documented_example)
@@ -894,5 +937,6 @@ TU_SUITE(formats)
     tcase_add_test(tc, formats_reader_consumes_pipe_while_written);
     tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);
     tcase_add_test(tc, formats_manifest_roundtrip_and_errors);
+    tcase_add_test(tc, formats_manifest_with_many_keys);
     return s;
 }

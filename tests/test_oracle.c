@@ -95,6 +95,40 @@ START_TEST(oracle_rows_beside_the_formats_of_a_recording)
 }
 END_TEST
 
+/* unmap's threads spin on sched_yield: chunks of a few instructions,
+ * more than rnr stats' window of 4,096 within one MSP, and drained out of
+ * TS order (a chunk waits while its cluster may still gain SV entries).
+ * rnr stats streams the oracle without giving it up (ORACLE_HOLD_MSP; it
+ * used to hold the whole graph) and prints the whole graph's bounds. */
+START_TEST(oracle_rows_of_a_recording_of_tiny_chunks_stream)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"record", "--quiet", "--truth", "-n", "5", "--seed", "587", "--sig", "bloom:64",
+                                "-o", dir, "--", tu_path(tu_env("RNR_GUEST_DIR"), "unmap"), "3", NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    tu_output_free(&o);
+    char log[4200], truth[4200], err[512], want[128];
+    snprintf(log, sizeof log, "%s/initial.log", dir);
+    snprintf(truth, sizeof truth, "%s/truth.deps", dir);
+    oracle_bounds g;
+    ck_assert_msg(oracle_compute(log, truth, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_gt(g.chunks, 4 * ORACLE_WINDOW);
+    tu_rnr(&o, (const char *[]){"stats", dir, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_msg(!strstr(o.out, "held whole"), "%s", o.out);
+    snprintf(want, sizeof want, " %llu %9.3f\n", (unsigned long long)g.chunk_critical_path, g.chunk_parallelism);
+    const char *ch = strstr(o.out, "\noracle.ch ");
+    ck_assert_msg(ch && strstr(ch, want) && strstr(ch, want) < strchr(ch + 1, '\n') + 1, "want '%s' in\n%s",
+                  want, o.out);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 /* The stream's bounds are the whole graph's, field by field. */
 static void expect_same(const oracle_bounds *w, const oracle_bounds *g, const char *what)
 {
@@ -123,7 +157,7 @@ static void compare_windows(const char *dir, const uint64_t *windows, size_t n, 
     oracle_bounds g, w;
     ck_assert_msg(oracle_compute(log, truth, &g, err, sizeof err) == 0, "%s", err);
     for (size_t i = 0; i < n; i++) {
-        int rc = oracle_compute_window(log, truth, windows[i], &w, err, sizeof err);
+        int rc = oracle_compute_window(log, truth, windows[i], 0, &w, err, sizeof err);
         ck_assert_msg(rc >= 0, "%s", err);
         snprintf(what, sizeof what, "%s, window %llu", dir, (unsigned long long)windows[i]);
         if (windows[i] == 0 || windows[i] >= big)
@@ -140,7 +174,7 @@ static void compare_windows(const char *dir, const uint64_t *windows, size_t n, 
         *two_passes += w.passes == 2;
     }
     /* The file form: the same bounds, and it says when it held the graph whole. */
-    ck_assert_msg(oracle_compute_file(log, truth, 1, &w, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(oracle_compute_file(log, truth, 1, 0, &w, err, sizeof err) == 0, "%s", err);
     expect_same(&w, &g, "oracle_compute_file");
     ck_assert_int_eq(w.window_given_up, w.why != NULL);
 }
@@ -230,13 +264,13 @@ START_TEST(oracle_stream_gives_up_a_dependence_into_a_dropped_chunk)
     tu_write_file(truth, t, strlen(t));
     oracle_bounds b;
     char err[512];
-    ck_assert_msg(oracle_compute_window(log, truth, 0, &b, err, sizeof err) == 0, "%s", b.why ? b.why : err);
+    ck_assert_msg(oracle_compute_window(log, truth, 0, 0, &b, err, sizeof err) == 0, "%s", b.why ? b.why : err);
     ck_assert_uint_eq(b.chunk_critical_path, 1030);
     ck_assert_uint_eq(b.insn_critical_path, 1000);
     ck_assert_uint_eq(b.segments, 4);
-    ck_assert_int_eq(oracle_compute_window(log, truth, 1, &b, err, sizeof err), 1);
+    ck_assert_int_eq(oracle_compute_window(log, truth, 1, 0, &b, err, sizeof err), 1);
     ck_assert_msg(strstr(b.why, "dropped"), "%s", b.why);
-    ck_assert_msg(oracle_compute_file(log, truth, 1, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(oracle_compute_file(log, truth, 1, 0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(b.window_given_up, 1);
     ck_assert_uint_eq(b.chunk_critical_path, 1030);
     tu_rmtree(dir);
@@ -261,7 +295,7 @@ START_TEST(oracle_stream_keeps_a_source_behind_the_window)
     tu_write_file(truth, t, strlen(t));
     oracle_bounds b;
     char err[512];
-    ck_assert_msg(oracle_compute_window(log, truth, 2, &b, err, sizeof err) == 0, "%s", b.why ? b.why : err);
+    ck_assert_msg(oracle_compute_window(log, truth, 2, 0, &b, err, sizeof err) == 0, "%s", b.why ? b.why : err);
     ck_assert_uint_eq(b.passes, 2);
     ck_assert_uint_eq(b.far_positions, 1);
     ck_assert_uint_le(b.peak_chunks, 3);
@@ -271,6 +305,84 @@ START_TEST(oracle_stream_keeps_a_source_behind_the_window)
     ck_assert_msg(oracle_compute(log, truth, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(b.chunk_critical_path, 1010);
     ck_assert_uint_eq(b.segments, 3);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The same shape with more positions behind the window than the window
+ * has chunks: A's last 40 instructions are each the source of a
+ * dependence into one of B's 40 instructions (window of two chunks, 40
+ * distinct sources behind it). The stream keeps them all and gives the
+ * whole graph's numbers; it used to give the window up past WINDOW
+ * positions and hold everything instead. */
+START_TEST(oracle_stream_keeps_more_sources_behind_the_window_than_its_size)
+{
+    char *dir = tu_tmpdir();
+    const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
+    rnr_initial_chunk c[7] = {{0, 10, 1000, 1000, RNR_END_STOP, 0, NULL}};
+    for (int i = 1; i <= 5; i++)
+        c[i] = (rnr_initial_chunk){1, 11, 1000 + 100 * (uint64_t)i, 10, RNR_END_SIZE, 0, NULL};
+    c[6] = (rnr_initial_chunk){2, 12, 2000, 40, RNR_END_STOP, 0, NULL};
+    write_initial(log, c, 7, 3);
+    char t[8192] = "rnr-truth 1 cpus 3\n";
+    for (unsigned i = 0; i < 40; i++) {
+        size_t n = strlen(t);
+        snprintf(t + n, sizeof t - n, "raw %x 0 10 %u %u %u 2 12 %u %u %u\n", 0x40 * (i + 1), 960 + i,
+                 960 + i, 960 + i, i, i, 1960 + i);
+    }
+    tu_write_file(truth, t, strlen(t));
+    oracle_bounds g, b;
+    char err[512];
+    ck_assert_msg(oracle_compute(log, truth, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(oracle_compute_window(log, truth, 2, 0, &b, err, sizeof err) == 0, "%s", b.why ? b.why : err);
+    ck_assert_uint_eq(b.passes, 2);
+    ck_assert_uint_ge(b.far_positions, 40);
+    ck_assert_uint_le(b.peak_chunks, 3);
+    expect_same(&b, &g, "40 sources behind a window of 2");
+    ck_assert_msg(oracle_compute_file(log, truth, 2, 0, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(b.window_given_up, 0);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Hand-built, MSP 1000: cpu 1's B (TS 200) and C1..C3 (TS 300..500) are
+ * drained before cpu 0's A (TS 150), as a recorder drains a chunk whose
+ * cluster stays open; A's instruction 5 precedes B's first. A window of
+ * two chunks finalizes B (the oldest held) before A is read and gives up;
+ * with ORACLE_HOLD_MSP nothing within one MSP of the latest TS is
+ * finalized, so the stream holds and equals the whole graph. Ten later
+ * chunks, each an MSP after the last, are then finalized as they pass:
+ * the chunks held stay within the window and one MSP's worth. */
+START_TEST(oracle_stream_holds_one_msp_of_chunks_with_hold_msp)
+{
+    char *dir = tu_tmpdir();
+    const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
+    rnr_initial_chunk c[15] = {{1, 11, 200, 10, RNR_END_SIZE, 0, NULL},
+                               {1, 11, 300, 10, RNR_END_SIZE, 0, NULL},
+                               {1, 11, 400, 10, RNR_END_SIZE, 0, NULL},
+                               {1, 11, 500, 10, RNR_END_SIZE, 0, NULL},
+                               {0, 10, 150, 10, RNR_END_STOP, 0, NULL}};
+    for (int i = 5; i < 15; i++)
+        c[i] = (rnr_initial_chunk){1, 11, 1000 * (uint64_t)i, 10, i == 14 ? RNR_END_STOP : RNR_END_SIZE, 0,
+                                   NULL};
+    write_initial_msp(log, c, 15, 2, 1000);
+    const char *t = "rnr-truth 1 cpus 2\nraw 40 0 10 5 5 145 1 11 0 0 195\n";
+    tu_write_file(truth, t, strlen(t));
+    oracle_bounds g, b;
+    char err[512];
+    ck_assert_msg(oracle_compute(log, truth, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(g.chunk_critical_path, 150);
+    ck_assert_int_eq(oracle_compute_window(log, truth, 2, 0, &b, err, sizeof err), 1);
+    ck_assert_msg(strstr(b.why, "dropped"), "%s", b.why);
+    ck_assert_msg(oracle_compute_window(log, truth, 2, ORACLE_HOLD_MSP, &b, err, sizeof err) == 0, "%s",
+                  b.why ? b.why : err);
+    expect_same(&b, &g, "hold one MSP");
+    ck_assert_uint_ge(b.peak_chunks, 5);
+    ck_assert_uint_le(b.peak_chunks, 6);
+    ck_assert_msg(oracle_compute_file(log, truth, 2, ORACLE_HOLD_MSP, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(b.window_given_up, 0);
     tu_rmtree(dir);
     free(dir);
 }
@@ -293,8 +405,8 @@ START_TEST(oracle_stream_gives_up_orders_it_cannot_follow)
     write_initial(log, c1, 2, 2);
     const char *t = "rnr-truth 1 cpus 2\nraw 40 1 11 0 0 10 0 10 5 5 60\n";
     tu_write_file(truth, t, strlen(t));
-    ck_assert_int_eq(oracle_compute_window(log, truth, 0, &b, err, sizeof err), 1);
-    ck_assert_msg(oracle_compute_file(log, truth, 0, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(oracle_compute_window(log, truth, 0, 0, &b, err, sizeof err), 1);
+    ck_assert_msg(oracle_compute_file(log, truth, 0, 0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(b.chunk_critical_path, 1010);
 
     rnr_initial_chunk c2[4] = {{1, 12, 150, 100, RNR_END_SWITCH, 0, NULL},  /* W */
@@ -304,9 +416,9 @@ START_TEST(oracle_stream_gives_up_orders_it_cannot_follow)
     write_initial_msp(log, c2, 4, 3, 100);
     t = "rnr-truth 1 cpus 3\n";
     tu_write_file(truth, t, strlen(t));
-    ck_assert_int_eq(oracle_compute_window(log, truth, 0, &b, err, sizeof err), 1);
+    ck_assert_int_eq(oracle_compute_window(log, truth, 0, 0, &b, err, sizeof err), 1);
     ck_assert_msg(strstr(b.why, "bounded silence"), "%s", b.why);
-    ck_assert_msg(oracle_compute_file(log, truth, 0, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(oracle_compute_file(log, truth, 0, 0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(b.chunk_critical_path, 110);
     tu_rmtree(dir);
     free(dir);
@@ -333,7 +445,7 @@ START_TEST(oracle_stream_memory_is_flat_on_a_ten_times_longer_log)
         snprintf(truth, sizeof truth, "%s/truth.deps", dir);
         oracle_bounds g, w;
         ck_assert_msg(oracle_compute(log, truth, &g, err, sizeof err) == 0, "%s", err);
-        int rc = oracle_compute_window(log, truth, 256, &w, err, sizeof err);
+        int rc = oracle_compute_window(log, truth, 256, 0, &w, err, sizeof err);
         ck_assert_msg(rc == 0, "given up: %s", rc == 1 ? w.why : err);
         expect_same(&w, &g, "windowed log");
         chunks[k] = w.chunks;
@@ -364,9 +476,12 @@ TU_SUITE(oracle)
     TCase *tc = tu_tcase(s, "bounds", 60);
     tcase_add_test(tc, oracle_bounds_of_a_worked_example);
     tcase_add_test(tc, oracle_rows_beside_the_formats_of_a_recording);
+    tcase_add_test(tc, oracle_rows_of_a_recording_of_tiny_chunks_stream);
     tc = tu_tcase(s, "stream", 120);
     tcase_add_test(tc, oracle_stream_gives_up_a_dependence_into_a_dropped_chunk);
     tcase_add_test(tc, oracle_stream_keeps_a_source_behind_the_window);
+    tcase_add_test(tc, oracle_stream_keeps_more_sources_behind_the_window_than_its_size);
+    tcase_add_test(tc, oracle_stream_holds_one_msp_of_chunks_with_hold_msp);
     tcase_add_test(tc, oracle_stream_gives_up_orders_it_cannot_follow);
     tcase_add_loop_test(tc, oracle_stream_equals_the_whole_graph_on_random_runs, 0, 3);
     tcase_add_test(tc, oracle_stream_equals_the_whole_graph_on_recordings);

@@ -66,6 +66,11 @@ void tu_run(const char *const *argv, const char *stdin_path, tu_output *o)
     posix_spawn_file_actions_addopen(&fa, 0, stdin_path ? stdin_path : "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out, 1);
     posix_spawn_file_actions_adddup2(&fa, err, 2);
+    /* Only the three standard streams reach the child: a descriptor the
+     * test runner inherited (a CI harness's pipe, say) would be open under
+     * qemu-riscv64, which passes host descriptors through, and not under
+     * rnr, whose guest starts with 0-2 alone. */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     pid_t pid;
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -172,6 +177,17 @@ void tu_write_file(const char *path, const void *data, size_t n)
     ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
     ck_assert_uint_eq(fwrite(data, 1, n, f), n);
     ck_assert_int_eq(fclose(f), 0);
+}
+
+size_t tu_write_counting(const char *path, int count)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
+    size_t n = 0;
+    for (int i = 1; i <= count; i++)
+        n += (size_t)fprintf(f, "%d\n", i);
+    ck_assert_int_eq(fclose(f), 0);
+    return n;
 }
 
 uint8_t *tu_read_file(const char *path, size_t *n)

@@ -41,6 +41,8 @@ void tu_rmtree(const char *path);
 const char *tu_path(const char *dir, const char *name);
 
 void tu_write_file(const char *path, const void *data, size_t n);
+/* A text file of the lines 1, 2, ..., COUNT; returns its size in bytes. */
+size_t tu_write_counting(const char *path, int count);
 /* Whole file, NUL-terminated after *n bytes; fails the test if unreadable. */
 uint8_t *tu_read_file(const char *path, size_t *n);
 

@@ -218,7 +218,7 @@ static int stats_dir(const char *dir)
     struct stat tst;
     if (stat(path, &tst) == 0 && stat(ipath, &tst) == 0) {
         oracle_bounds ob;
-        if (oracle_compute_file(ipath, path, ORACLE_WINDOW, &ob, err, sizeof err) < 0) {
+        if (oracle_compute_file(ipath, path, ORACLE_WINDOW, ORACLE_HOLD_MSP, &ob, err, sizeof err) < 0) {
             rc = cli_bad_input("stats", "%s", err);
         } else {
             printf("%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64 " %9.3f\n",

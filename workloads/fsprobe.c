@@ -1,8 +1,10 @@
 /* workloads/fsprobe.c: looks at a directory the way programs do: lists it
  * (opendir/readdir, i.e. getdents64; names printed sorted, since the order
  * is the file system's), checks access() to its entries, stats them, and
- * reads a file with readv into three buffers. Prints nothing that depends
- * on inode numbers, times or the order of the listing.
+ * reads a file with readv into three buffers; then locks (flock and fcntl
+ * record locks, which a process alone always gets), fadvise and statfs.
+ * Prints nothing that depends on inode numbers, times, the order of the
+ * listing or the host's file system.
  * Usage: fsprobe DIR (DIR holding a regular file named data.txt) */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -11,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -71,6 +75,40 @@ int main(int argc, char **argv)
     printf("readv %zd: '%s' '%s' '%s'\n", r, a, b, c);
     r = readv(fd, iov, 3);
     printf("readv at the end: %zd\n", r);
+
+    printf("flock sh %d ex nb %d un %d bad %d\n", flock(fd, LOCK_SH), flock(fd, LOCK_EX | LOCK_NB),
+           flock(fd, LOCK_UN), flock(fd, 77) == -1 && errno == EINVAL);
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10};
+    printf("setlk read %d\n", fcntl(fd, F_SETLK, &fl));
+    fl.l_type = F_WRLCK;
+    errno = 0;
+    printf("setlk write on a read-only fd %d %s\n", fcntl(fd, F_SETLK, &fl), strerror(errno));
+    fl.l_pid = 12345;
+    printf("getlk %d type unlocked %d start kept %d\n", fcntl(fd, F_GETLK, &fl),
+           fl.l_type == F_UNLCK, fl.l_start == 0 && fl.l_len == 10);
+    fl.l_type = F_UNLCK;
+    errno = 0;
+    printf("getlk of unlock %d %s\n", fcntl(fd, F_GETLK, &fl), strerror(errno));
+    fl.l_type = 9;
+    errno = 0;
+    printf("setlkw bad type %d %s\n", fcntl(fd, F_SETLKW, &fl), strerror(errno));
+    fl.l_type = F_RDLCK;
+    fl.l_pid = 0;
+    printf("ofd setlk %d\n", fcntl(fd, F_OFD_SETLK, &fl));
+    printf("fadvise %d bad %d\n", posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL),
+           posix_fadvise(fd, 0, 0, 99));
+    struct statfs sf;
+    printf("fstatfs %d bsize>0 %d\n", fstatfs(fd, &sf), sf.f_bsize > 0);
+    printf("statfs %d\n", statfs(dir, &sf));
+    int pfd[2];
+    if (pipe(pfd) == 0) {
+        printf("fstatfs pipe %d pipefs %d\n", fstatfs(pfd[0], &sf), sf.f_type == 0x50495045);
+        printf("fadvise pipe %d\n", posix_fadvise(pfd[0], 0, 0, POSIX_FADV_NORMAL));
+        close(pfd[0]);
+        close(pfd[1]);
+    }
+    errno = 0;
+    printf("statfs missing %d %s\n", statfs(missing, &sf), strerror(errno));
     close(fd);
     errno = 0;
     printf("readv closed: %zd %s\n", readv(fd, iov, 3), strerror(errno));

@@ -22,6 +22,11 @@ $(GUEST_DIR)/suite/%: workloads/suite/%.c workloads/suite/suite.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $< -lm
 
+# OpenMP (GCC's libgomp, static): its one warning, that libgomp's
+# OpenACC profiling calls dlopen, is the linker's and concerns no program
+# here.
+$(GUEST_DIR)/openmp: GUEST_CFLAGS += -fopenmp
+
 # Hand-written programs without libc: static-pie (ET_DYN, no interpreter).
 $(GUEST_DIR)/%: workloads/%.S
 	@mkdir -p $(dir $@)

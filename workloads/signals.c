@@ -2,14 +2,24 @@
  * "abort" (abort(), SIGABRT), "segv" (a store to an unmapped address,
  * SIGSEGV), "ill" (an illegal instruction, SIGILL), "raise" (raise(SIGTERM)),
  * "ignored" (SIGUSR1 ignored, then exit 5), "pending" (SIGTERM raised while
- * blocked, delivered when sigprocmask unblocks it), "exit N" (exit status
- * N). */
+ * blocked, delivered when sigprocmask unblocks it), "cancel" (pthread_cancel
+ * of a sleeping thread: glibc's SIGCANCEL, whose handler rnr does not run,
+ * so under rnr it ends the process), "exit N" (exit status N). */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    for (;;)
+        usleep(1000);
+    return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -43,6 +53,16 @@ int main(int argc, char **argv)
         sigprocmask(SIG_UNBLOCK, &s, NULL);
         printf("signals: survived the unblock (wrong)\n");
         return 1;
+    }
+    if (strcmp(what, "cancel") == 0) {
+        pthread_t t;
+        void *r;
+        pthread_create(&t, NULL, sleeper, NULL);
+        usleep(2000);
+        pthread_cancel(t);
+        pthread_join(t, &r);
+        printf("signals: canceled %d\n", r == PTHREAD_CANCELED);
+        return 0;
     }
     if (strcmp(what, "exit") == 0)
         exit(argc > 2 ? atoi(argv[2]) : 0);

@@ -3,7 +3,7 @@
  * addresses or timing, so that a run can be compared with qemu-riscv64
  * (which is why a few Linux behaviours qemu lacks, such as EINVAL for an
  * unknown madvise advice or MAP_FIXED_NOREPLACE, are tested elsewhere).
- * Usage: sysprobe mem|futex|time|misc|unknown|auxv */
+ * Usage: sysprobe mem|futex|time|misc|proc [strict]|maps [strict]|unknown|auxv */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +19,13 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +51,9 @@ static const char *err_name(long e)
     case -ENOSYS: return "ENOSYS";
     case -EACCES: return "EACCES";
     case -ERANGE: return "ERANGE";
+    case -ESRCH: return "ESRCH";
+    case -ENOTDIR: return "ENOTDIR";
+    case -EPERM: return "EPERM";
     default: return "other";
     }
 }
@@ -81,6 +86,17 @@ static int mem(void)
     printf("mmap notype %s\n", bad == MAP_FAILED ? err_name(-errno) : "ok");
     void *badfd = mmap(NULL, pg, PROT_READ, MAP_PRIVATE, 77, 0);
     printf("mmap badfd %s\n", badfd == MAP_FAILED ? err_name(-errno) : "ok");
+    /* Locking and syncing pages check their arguments (a + pg is a hole). */
+    printf("mlock %s munlock %s hole %s\n", err_name(rc(mlock(a, pg))), err_name(rc(munlock(a, pg))),
+           err_name(rc(mlock(a, 2 * pg))));
+    printf("mlockall none %s munlockall %s\n", err_name(rc(mlockall(0))), err_name(rc(munlockall())));
+    printf("msync %s unaligned %s both %s hole %s\n", err_name(rc(msync(a, pg, MS_SYNC))),
+           err_name(rc(msync(a + 1, pg, MS_SYNC))), err_name(rc(msync(a, pg, MS_SYNC | MS_ASYNC))),
+           err_name(rc(msync(a, 2 * pg, MS_ASYNC))));
+    unsigned char vec[1] = {9};
+    printf("mincore %s touched %d", err_name(rc(mincore(a, pg, vec))), vec[0] & 1);
+    /* (An unaligned address is EINVAL on Linux; qemu-riscv64 says ENOMEM.) */
+    printf(" hole %s\n", err_name(rc(mincore(a + pg, pg, vec))));
     /* brk */
     void *b0 = sbrk(0);
     void *b1 = sbrk(3 * pg);
@@ -273,6 +289,259 @@ static int misc(void)
     return 0;
 }
 
+/* Thread names, the running CPU, CPU time, scheduling policy, priority,
+ * process group: what thread pools and timing code ask. Threads keep what
+ * they see; main prints it after joining them. */
+static char inherited[4][16], renamed[4][16];
+static unsigned cpus_seen[4];
+static long getcpu_rc[4];
+
+static void *proc_worker(void *arg)
+{
+    long i = (long)arg;
+    prctl(PR_GET_NAME, inherited[i]);
+    char name[16];
+    snprintf(name, sizeof name, "worker-%ld", i);
+    prctl(PR_SET_NAME, name);
+    prctl(PR_GET_NAME, renamed[i]);
+    unsigned node = 9;
+    getcpu_rc[i] = syscall(SYS_getcpu, &cpus_seen[i], &node, NULL) == 0 && node == 0;
+    return NULL;
+}
+
+static void *proc_reader(void *arg)
+{
+    char c;
+    read(*(int *)arg, &c, 1);
+    return NULL;
+}
+
+static int proc(int strict)
+{
+    char name[16] = {0};
+    printf("initial name set %d\n", prctl(PR_GET_NAME, name) == 0 && name[0] != 0);
+    printf("set name %d\n", prctl(PR_SET_NAME, "probe-main"));
+    prctl(PR_GET_NAME, name);
+    printf("name %s\n", name);
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, proc_worker, (void *)i);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    sched_getaffinity(0, sizeof set, &set);
+    for (int i = 0; i < 4; i++)
+        printf("thread %d inherited %s renamed %s getcpu %ld in range %d\n", i, inherited[i], renamed[i],
+               getcpu_rc[i], cpus_seen[i] < (unsigned)CPU_COUNT(&set));
+    prctl(PR_GET_NAME, name);
+    printf("main still %s\n", name);
+    printf("long name %d\n", prctl(PR_SET_NAME, "a-name-longer-than-fifteen"));
+    prctl(PR_GET_NAME, name);
+    printf("truncated %s\n", name);
+    printf("prctl unknown %s\n", err_name(rc(prctl(9999, 0, 0, 0, 0))));
+    struct rusage r1, r2, rt, rc_;
+    int ok = getrusage(RUSAGE_SELF, &r1) == 0;
+    volatile uint64_t x = 1;
+    for (int i = 0; i < 200000; i++)
+        x = x * 6364136223846793005ull + 1;
+    ok = ok && getrusage(RUSAGE_SELF, &r2) == 0;
+    printf("getrusage self %d grows %d maxrss>0 %d\n", ok,
+           r2.ru_utime.tv_sec > r1.ru_utime.tv_sec ||
+               (r2.ru_utime.tv_sec == r1.ru_utime.tv_sec && r2.ru_utime.tv_usec >= r1.ru_utime.tv_usec),
+           r2.ru_maxrss > 0);
+    printf("getrusage thread %d\n", getrusage(RUSAGE_THREAD, &rt));
+    printf("getrusage children %d zero %d\n", getrusage(RUSAGE_CHILDREN, &rc_),
+           rc_.ru_utime.tv_sec == 0 && rc_.ru_utime.tv_usec == 0 && rc_.ru_stime.tv_usec == 0);
+    printf("getrusage bad %s\n", err_name(rc(syscall(SYS_getrusage, 7, &r1))));
+    struct tms tm;
+    clock_t c = times(&tm);
+    printf("times %d children 0 %d\n", c != (clock_t)-1, tm.tms_cutime == 0 && tm.tms_cstime == 0);
+    printf("scheduler other %d\n", sched_getscheduler(0) == SCHED_OTHER);
+    struct sched_param sp = {.sched_priority = 9};
+    printf("getparam %d priority %d\n", sched_getparam(0, &sp), sp.sched_priority);
+    printf("getscheduler nobody %s\n", err_name(rc(sched_getscheduler(999999))));
+    errno = 0;
+    int nice0 = getpriority(PRIO_PROCESS, 0);
+    printf("getpriority ok %d\n", errno == 0 && nice0 >= -20 && nice0 <= 19);
+    /* Nice 19 is the floor: asking for 20 leaves it at 19. */
+    int want = nice0 < 19 ? nice0 + 1 : 19;
+    printf("setpriority up %d\n", setpriority(PRIO_PROCESS, 0, nice0 + 1));
+    printf("getpriority +1 %d\n", getpriority(PRIO_PROCESS, 0) == want);
+    printf("getpriority bad which %s\n", err_name(rc(getpriority(7, 0))));
+    /* Only success is compared: in a PID namespace whose leader lies outside
+     * it, the kernel reports group and session 0. */
+    printf("getpgid ok %d getsid ok %d\n", getpgid(0) >= 0, getsid(0) >= 0);
+    printf("getpgid nobody %s\n", err_name(rc(getpgid(999999))));
+
+    /* Policies an unprivileged process may choose, and their ranges. */
+    static const int pols[] = {SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_BATCH, SCHED_IDLE, 6, 9};
+    for (int i = 0; i < 7; i++)
+        printf("priority range %d: %s %s\n", pols[i],
+               err_name(rc(sched_get_priority_min(pols[i]))),
+               err_name(rc(sched_get_priority_max(pols[i]))));
+    sp.sched_priority = 0;
+    printf("setscheduler batch %s now %d\n", err_name(rc(sched_setscheduler(0, SCHED_BATCH, &sp))),
+           sched_getscheduler(0));
+    printf("setparam batch %s\n", err_name(rc(sched_setparam(0, &sp))));
+    printf("setscheduler other %s now %d\n", err_name(rc(sched_setscheduler(0, SCHED_OTHER, &sp))),
+           sched_getscheduler(0));
+    sp.sched_priority = 5;
+    printf("other priority 5 %s\n", err_name(rc(sched_setscheduler(0, SCHED_OTHER, &sp))));
+    printf("setparam 5 %s\n", err_name(rc(sched_setparam(0, &sp))));
+    sp.sched_priority = 0;
+    printf("setscheduler nobody %s\n", err_name(rc(sched_setscheduler(999999, SCHED_OTHER, &sp))));
+    printf("setscheduler bad policy %s\n", err_name(rc(sched_setscheduler(0, 9, &sp))));
+    printf("setscheduler deadline %s\n", err_name(rc(sched_setscheduler(0, 6, &sp))));
+    if (strict) {
+        /* What Linux answers a process that is not root (qemu-riscv64 as
+         * root would say 0). */
+        sp.sched_priority = 10;
+        printf("setscheduler fifo %s\n", err_name(rc(sched_setscheduler(0, SCHED_FIFO, &sp))));
+        printf("setscheduler rr %s\n", err_name(rc(sched_setscheduler(0, SCHED_RR, &sp))));
+        sp.sched_priority = 0;
+        printf("setscheduler fifo priority 0 %s\n",
+               err_name(rc(sched_setscheduler(0, SCHED_FIFO, &sp))));
+    }
+
+    /* CPU-time clocks by id: another thread's (blocked on a pipe) and the
+     * process's. */
+    int pfd[2];
+    pipe(pfd);
+    pthread_t w;
+    pthread_create(&w, NULL, proc_reader, &pfd[0]);
+    usleep(1000);
+    clockid_t cid;
+    struct timespec ts = {0, 0};
+    int g = pthread_getcpuclockid(w, &cid);
+    int r = clock_gettime(cid, &ts);
+    printf("thread clock %d %d ran %d res %d\n", g, r, ts.tv_sec > 0 || ts.tv_nsec > 0,
+           clock_getres(cid, &ts));
+    write(pfd[1], "x", 1);
+    pthread_join(w, NULL);
+    g = clock_getcpuclockid(0, &cid);
+    r = clock_gettime(cid, &ts);
+    printf("process clock %d %d ran %d\n", g, r, ts.tv_sec > 0 || ts.tv_nsec > 0);
+    printf("process clock of nobody %s\n", err_name(-clock_getcpuclockid(999999, &cid)));
+    return 0;
+}
+
+/* The memory map as /proc/self/maps gives it: whether a line covers ADDR
+ * (its protection in PERM, name in NAME), and how many lines it has. */
+static int maps_find(uint64_t addr, char perm[5], char *name, size_t name_size, int *lines)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return -errno;
+    char line[512];
+    int found = 0;
+    *lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char pm[5];
+        int off = 0;
+        (*lines)++;
+        if (sscanf(line, "%lx-%lx %4s %*s %*s %*s%n", &lo, &hi, pm, &off) < 3 || lo >= hi)
+            return fclose(f), -EINVAL;
+        if (addr >= lo && addr < hi && !found) {
+            found = 1;
+            memcpy(perm, pm, 5);
+            const char *n = line + off;
+            n += strspn(n, " ");
+            snprintf(name, name_size, "%.*s", (int)strcspn(n, "\n"), n);
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* pthread_getattr_np of the calling thread: its result; in *HOLDS whether
+ * the stack it reports holds LOCAL (an object in the caller's frame), in
+ * *SIZE the stack's size. */
+static int own_stack(const char *local, int *holds, size_t *size)
+{
+    pthread_attr_t a;
+    void *lo = NULL;
+    *size = 0;
+    int rc = pthread_getattr_np(pthread_self(), &a);
+    if (rc == 0) {
+        pthread_attr_getstack(&a, &lo, size);
+        pthread_attr_destroy(&a);
+    }
+    *holds = rc == 0 && (const char *)lo <= local && local < (const char *)lo + *size;
+    return rc;
+}
+
+static void *maps_worker(void *arg)
+{
+    char here;
+    size_t size;
+    own_stack(&here, arg, &size);
+    return NULL;
+}
+
+/* The memory map (/proc/self/maps) and what glibc reads from it:
+ * pthread_getattr_np of the main thread finds its stack there. STRICT
+ * adds the opens that are refused. */
+static int maps(const char *argv0, int strict)
+{
+    char here;
+    int holds;
+    size_t size;
+    int grc = own_stack(&here, &holds, &size);
+    struct rlimit rl;
+    getrlimit(RLIMIT_STACK, &rl);
+    printf("main getattr %s holds local %d within limit %d\n", err_name(-grc), holds,
+           size > 0 && size <= rl.rlim_cur);
+    int in_thread = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, maps_worker, &in_thread);
+    pthread_join(t, NULL);
+    printf("thread getattr holds local %d\n", in_thread);
+
+    char perm[5] = "", name[256] = "";
+    int lines = 0;
+    int f = maps_find((uint64_t)(uintptr_t)&here, perm, name, sizeof name, &lines);
+    printf("stack line %d %s %s\n", f, perm, name);
+    f = maps_find((uint64_t)(uintptr_t)&maps, perm, name, sizeof name, &lines);
+    char real[PATH_MAX];
+    printf("code line %d %s names program %d\n", f, perm,
+           realpath(argv0, real) && strcmp(name, real) == 0);
+    static int data_word = 1;
+    f = maps_find((uint64_t)(uintptr_t)&data_word, perm, name, sizeof name, &lines);
+    printf("data line %d %s\n", f, perm);
+    void *heap = sbrk(0);
+    f = maps_find((uint64_t)(uintptr_t)heap - 1, perm, name, sizeof name, &lines);
+    printf("below break %d %s\n", f, perm);
+    int before = lines;
+    char *m = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    f = maps_find((uint64_t)(uintptr_t)m, perm, name, sizeof name, &lines);
+    printf("mmap line %d %s no name %d\n", f, perm, name[0] == 0);
+    mprotect(m + 4096, 4096, PROT_READ);
+    f = maps_find((uint64_t)(uintptr_t)m + 4096, perm, name, sizeof name, &lines);
+    printf("mprotect splits %d %s\n", f, perm);
+    munmap(m, 3 * 4096);
+    f = maps_find((uint64_t)(uintptr_t)m, perm, name, sizeof name, &lines);
+    printf("munmap gone %d lines back %d\n", f == 0, lines == before);
+    if (strict) {
+        /* Linux's answers for a user who is not root; qemu-riscv64 opens
+         * its own copy of the file either way. */
+        printf("write open %s\n", err_name(rc(open("/proc/self/maps", O_WRONLY))));
+        printf("directory open %s\n", err_name(rc(open("/proc/self/maps", O_RDONLY | O_DIRECTORY))));
+        printf("access write %s\n", err_name(rc(access("/proc/self/maps", W_OK))));
+    }
+    struct stat st;
+    printf("access read %d stat regular %d\n", access("/proc/self/maps", R_OK),
+           stat("/proc/self/maps", &st) == 0 && S_ISREG(st.st_mode));
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)getpid());
+    int fd = open(path, O_RDONLY);
+    char c;
+    printf("by pid %d\n", fd >= 0 && read(fd, &c, 1) == 1 && c != 0);
+    close(fd);
+    return 0;
+}
+
 extern const char __ehdr_start[];
 extern void _start(void);
 
@@ -318,8 +587,12 @@ int main(int argc, char **argv)
         return timing();
     if (strcmp(what, "misc") == 0)
         return misc();
+    if (strcmp(what, "proc") == 0)
+        return proc(argc > 2 && strcmp(argv[2], "strict") == 0);
     if (strcmp(what, "auxv") == 0)
         return auxv(argc, argv);
+    if (strcmp(what, "maps") == 0)
+        return maps(argv[0], argc > 2 && strcmp(argv[2], "strict") == 0);
     if (strcmp(what, "unknown") == 0) {
         /* bind(2) is not part of the simulated system: ENOSYS, twice. */
         long a = syscall(SYS_bind, -1, NULL, 0);
@@ -329,6 +602,6 @@ int main(int argc, char **argv)
         printf("unknown %ld %s %ld %s\n", a, err_name(-e1), b, err_name(-e2));
         return 0;
     }
-    fprintf(stderr, "usage: sysprobe mem|futex|time|misc|unknown|auxv\n");
+    fprintf(stderr, "usage: sysprobe mem|futex|time|misc|proc [strict]|maps [strict]|unknown|auxv\n");
     return 2;
 }
