@@ -56,7 +56,7 @@
  * silence on every chunk and fails otherwise), so B's dependences come
  * after t and can neither cross c's edge nor imply it.
  *
- * Token safety (DESIGN.md section 7). Per pair (p, q) the waiting list
+ * Token safety (docs/design.md, "Invariants"). Per pair (p, q) the waiting list
  * holds the undecided edges of p's chunks to q, in p's order, with
  * strictly increasing times: a new edge (B, t_B) first drops every edge
  * (A, t_A) at the tail with t_A >= t_B, because A < B on p and

@@ -1,5 +1,5 @@
-/* backend/metrics.h: the replay metrics of a final log (DESIGN.md section
- * 9): critical path, replay parallelism, and the simulated replay time of
+/* backend/metrics.h: the replay metrics of a final log (docs/backend.md):
+ * critical path, replay parallelism, and the simulated replay time of
  * its DAG on W replay CPUs, computed as the log streams past. */
 #ifndef RNR_BACKEND_METRICS_H
 #define RNR_BACKEND_METRICS_H

@@ -1,11 +1,13 @@
 /* backend/passes.c: running the backend passes from a log reader to a log
  * writer. */
+#include "rru/clock.h"
 #include "backend/passes.h"
 
 #include "rru/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +18,6 @@
 
 /* ---- progress ---- */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void pass_progress_init(pass_progress *p, const char *name, int on)
 {
     memset(p, 0, sizeof *p);
@@ -30,7 +25,7 @@ void pass_progress_init(pass_progress *p, const char *name, int on)
     p->name = name;
     p->next_check = 1u << 16;
     if (on)
-        p->last = now_seconds();
+        p->last = host_seconds();
 }
 
 void pass_progress_tick(pass_progress *p, uint64_t done)
@@ -38,7 +33,7 @@ void pass_progress_tick(pass_progress *p, uint64_t done)
     if (!p || !p->on || done < p->next_check)
         return;
     p->next_check = done + (1u << 16);
-    double t = now_seconds();
+    double t = host_seconds();
     if (t - p->last < 0.5)
         return;
     p->last = t;
@@ -407,4 +402,47 @@ int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
     rnr_writer_flush(w);
     sum->out_counts = *rnr_writer_counts(w);
     return rnr_writer_close(w, err, errlen);
+}
+
+/* The bundle's passes, in order: each reads the log of the step before. */
+static const struct {
+    pass_kind kind;
+    rnr_bundle_file in, out;
+} bundle_steps[] = {
+    { PASS_MAXPAR, RNR_BF_INITIAL, RNR_BF_MAXPAR },
+    { PASS_STITCH, RNR_BF_MAXPAR, RNR_BF_STITCHED },
+    { PASS_SERIAL, RNR_BF_MAXPAR, RNR_BF_SERIAL },
+    { PASS_SERIAL, RNR_BF_STITCHED, RNR_BF_STSERIAL },
+};
+
+int pass_bundle(rnr_bundle *b, int skip_maxpar, const pass_options *opt, FILE *report, char *err,
+                size_t errlen)
+{
+    char in[4096];
+    if (report)
+        fprintf(report, "%-9s %12s %10s %12s %9s\n", "log", "entries", "tokens", "bytes", "seconds");
+    for (size_t i = skip_maxpar ? 1 : 0; i < sizeof bundle_steps / sizeof bundle_steps[0]; i++) {
+        rnr_bundle_file fi = bundle_steps[i].in, fo = bundle_steps[i].out;
+        if (rnr_bundle_current_path(b, fi, in, sizeof in, err, errlen) < 0)
+            return -1;
+        /* A log this process did not just write must be the recorded one. */
+        if (!rnr_bundle_written(b, fi)) {
+            char p[4096];
+            if (rnr_bundle_check_file(b, fi, p, sizeof p, err, errlen) < 0)
+                return -1;
+        }
+        pass_summary s;
+        double t0 = host_seconds();
+        if (pass_run_files(bundle_steps[i].kind, in, rnr_bundle_tmp_path(b, fo), opt, &s, err,
+                           errlen) < 0)
+            return -1;
+        double t = host_seconds() - t0;
+        uint64_t tokens = bundle_steps[i].kind == PASS_MAXPAR ? s.maxpar.tokens
+                          : bundle_steps[i].kind == PASS_STITCH ? s.stitch.tokens_out : 0;
+        if (report)
+            fprintf(report, "%-9s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %9.3f\n",
+                    rnr_log_kind_name(s.out_kind), s.out_counts.records, tokens,
+                    s.out_counts.stored_bytes, t);
+    }
+    return 0;
 }

@@ -6,11 +6,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backend/dag.h"
 #include "backend/maxpar.h"
 #include "backend/serial.h"
 #include "backend/stitch.h"
+#include "formats/bundle.h"
 #include "formats/log.h"
 
 /* Progress on stderr: one rewritten line at most twice a second, only when
@@ -80,5 +82,14 @@ int pass_run_files(pass_kind kind, const char *in_path, const char *out_path,
  * into *OUT (the caller frees out->data; empty on failure). */
 int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
                     const pass_options *opt, pass_summary *sum, char *err, size_t errlen);
+
+/* Runs the backend passes on bundle B: initial.log -> maxpar.log (unless
+ * SKIP_MAXPAR: this process wrote it already) -> stitched.log, serial.log,
+ * stserial.log, each to its temporary path in B (the caller commits or
+ * publishes them). A log B holds from before is checked against its digest
+ * first. One line per log on REPORT (NULL: silent). 0, or -1 with a
+ * one-line message naming the file and the problem. */
+int pass_bundle(rnr_bundle *b, int skip_maxpar, const pass_options *opt, FILE *report, char *err,
+                size_t errlen);
 
 #endif

@@ -10,6 +10,7 @@
  * free cycle), so bus times are distinct, as the RRU contract asks. */
 #include "rru/alloc.h"
 #include "backend/synth.h"
+#include "formats/bundle.h"
 
 #include <errno.h>
 #include <math.h>
@@ -654,27 +655,27 @@ void synth_to_memory(const synth_config *c, rnr_membuf *out, truth_set *truth, s
 int synth_bundle(const synth_config *c, const char *dir, int truth, synth_result *res, char *err,
                  size_t errlen)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+    rnr_bundle *b = rnr_bundle_create(dir, "synthetic", err, errlen);
+    if (!b)
         return -1;
-    }
-    char path[4096];
     rnr_log_header h;
     header_for(c, &h);
-    snprintf(path, sizeof path, "%s/initial.log", dir);
     rnr_writer_opts wo = { 0, 6 };
-    rnr_writer *w = rnr_writer_open(path, &h, &wo, err, errlen);
-    if (!w)
+    rnr_writer *w = rnr_writer_open(rnr_bundle_tmp_path(b, RNR_BF_INITIAL), &h, &wo, err, errlen);
+    if (!w) {
+        rnr_bundle_close(b);
         return -1;
+    }
     out_ctx o = { w, NULL, NULL, 0 };
     if (truth) {
-        snprintf(path, sizeof path, "%s/truth.deps", dir);
-        o.truth = fopen(path, "w");
+        const char *tp = rnr_bundle_tmp_path(b, RNR_BF_TRUTH);
+        o.truth = fopen(tp, "w");
         if (!o.truth || truth_write_header(o.truth, c->cpus) < 0) {
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            snprintf(err, errlen, "%s: %s", tp, strerror(errno));
             if (o.truth)
                 fclose(o.truth);
             rnr_writer_abandon(w);
+            rnr_bundle_close(b);
             return -1;
         }
     }
@@ -687,9 +688,16 @@ int synth_bundle(const synth_config *c, const char *dir, int truth, synth_result
     }
     if (rnr_writer_close(w, rc ? NULL : err, errlen) < 0)
         rc = -1;
-    if (rc)
+    if (rc == 0 && (rnr_bundle_commit(b, RNR_BF_INITIAL, err, errlen) < 0 ||
+                    (truth && rnr_bundle_commit(b, RNR_BF_TRUTH, err, errlen) < 0)))
+        rc = -1;
+    if (rc) {
+        char e2[256];
+        rnr_bundle_save(b, RNR_BUNDLE_INCOMPLETE ": could not write the logs", e2, sizeof e2);
+        rnr_bundle_close(b);
         return -1;
-    rnr_manifest *m = rnr_manifest_new();
+    }
+    rnr_manifest *m = rnr_bundle_manifest(b);
     rnr_manifest_set(m, "program", "synthetic");
     rnr_manifest_set_u64(m, "cpus", c->cpus);
     rnr_manifest_set_u64(m, "threads", c->threads);
@@ -706,8 +714,7 @@ int synth_bundle(const synth_config *c, const char *dir, int truth, synth_result
     rnr_manifest_set(m, "synth.sharing", buf);
     rnr_manifest_set_u64(m, "synth.chunks", res->chunks);
     rnr_manifest_set_u64(m, "synth.truth-deps", res->deps);
-    snprintf(path, sizeof path, "%s/manifest", dir);
-    rc = rnr_manifest_save(m, path, err, errlen);
-    rnr_manifest_free(m);
+    rc = rnr_bundle_save(b, RNR_BUNDLE_COMPLETE, err, errlen);
+    rnr_bundle_close(b);
     return rc;
 }

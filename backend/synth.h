@@ -71,8 +71,9 @@ typedef struct synth_result {
 /* Runs the execution (the config must check). Deterministic in the config. */
 void synth_run(const synth_config *c, const synth_sink *sink, synth_result *res);
 
-/* Runs it into a recording bundle: DIR/manifest, DIR/initial.log and,
- * with TRUTH, DIR/truth.deps. DIR is created if missing. 0 or -1 with err. */
+/* Runs it into a new bundle of kind synthetic (formats/bundle.h): manifest,
+ * initial.log and, with TRUTH, truth.deps. DIR must not exist or be empty.
+ * 0 or -1 with err. */
 int synth_bundle(const synth_config *c, const char *dir, int truth, synth_result *res, char *err,
                  size_t errlen);
 

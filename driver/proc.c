@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rru/clock.h"
 #include "driver/initstack.h"
 #include "driver/internal.h"
 #include "formats/digest.h"
@@ -480,13 +481,6 @@ nomem:
 
 /* ---- running ---- */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uint64_t deadline)
 {
     switch (reason) {
@@ -553,7 +547,7 @@ static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uin
 
 int drv_proc_run(drv_proc *p, drv_result *result)
 {
-    double start = now_seconds();
+    double start = host_seconds();
     if (!p->done && p->nthreads == 1 && p->threads[0]->state == THR_RUNNABLE)
         sched_make_ready(p, p->threads[0], 0);
     while (!p->done) {
@@ -570,7 +564,7 @@ int drv_proc_run(drv_proc *p, drv_result *result)
         p->result.end = DRV_FAILED;
         p->result.status = 1;
     }
-    p->wall = now_seconds() - start;
+    p->wall = host_seconds() - start;
     if (p->in) {
         char err[RNR_ERR_MAX_DRV];
         if (inlog_close(p->in, err, sizeof err) < 0 && p->result.end != DRV_FAILED) {

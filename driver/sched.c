@@ -96,7 +96,7 @@ void sched_arm_timer(drv_proc *p, unsigned core)
 
 /* A context switch: the thread on CORE leaves it while the core still
  * holds its registers. A recording ends its chunk and serializes there
- * (DESIGN.md section 5). */
+ * (docs/design.md, "Invariants"). */
 static void switch_out(drv_proc *p, unsigned core, uint32_t reason)
 {
     if (p->rec)

@@ -17,14 +17,14 @@ typedef struct rnr_buf {
     size_t len, cap;
 } rnr_buf;
 
-void buf_reserve(rnr_buf *b, size_t more);
-void buf_put_bytes(rnr_buf *b, const void *p, size_t n);
-void buf_free(rnr_buf *b);
+void rnr_buf_reserve(rnr_buf *b, size_t more);
+void rnr_buf_put_bytes(rnr_buf *b, const void *p, size_t n);
+void rnr_buf_free(rnr_buf *b);
 
 static inline void buf_put_varint(rnr_buf *b, uint64_t v)
 {
     if (b->cap - b->len < 10)           /* the call only when the buffer must grow */
-        buf_reserve(b, 10);
+        rnr_buf_reserve(b, 10);
     uint8_t *p = b->p + b->len;
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
@@ -69,7 +69,7 @@ static inline int cur_varint(rnr_cursor *c, uint64_t *out)
 }
 
 /* A value per thread: open addressing keyed by tid (TID_NONE, which no
- * record carries, marks an empty slot). Zero-initialize; tid_map_free. */
+ * record carries, marks an empty slot). Zero-initialize; rnr_tid_map_free. */
 typedef struct tid_map {
     uint32_t *tid;
     uint64_t *val;
@@ -77,8 +77,8 @@ typedef struct tid_map {
 } tid_map;
 
 /* TID's value (0 for a thread not seen before, which joins the map). */
-uint64_t *tid_map_at(tid_map *m, uint32_t tid);
-void tid_map_free(tid_map *m);
+uint64_t *rnr_tid_map_at(tid_map *m, uint32_t tid);
+void rnr_tid_map_free(tid_map *m);
 
 /* Delta state shared by the encoder and decoder of one stream. */
 typedef struct codec_state {
@@ -90,17 +90,17 @@ typedef struct codec_state {
     tid_map check_instret;    /* input: each thread's last CHECK instret */
 } codec_state;
 
-void codec_state_init(codec_state *s, const rnr_log_header *h);
+void rnr_codec_state_init(codec_state *s, const rnr_log_header *h);
 
 /* Decodes the optional cpu and tid of a chunk record (present when HAS_CPU /
  * HAS_TID, else carried over from the stream state); 0, or -1 with err. */
-int codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int has_tid,
+int rnr_codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int has_tid,
                       uint32_t *cpu, uint32_t *tid, char *err, size_t errlen);
 
 /* Allocation for formats/: aborts with a message when memory runs out. */
 void *rnr_xrealloc(void *p, size_t n);
 char *rnr_xstrdup(const char *s);
-void codec_state_free(codec_state *s);
+void rnr_codec_state_free(codec_state *s);
 
 /* Scratch arrays a decoder fills; they grow as needed and belong to the reader. */
 typedef struct decode_scratch {
@@ -112,23 +112,23 @@ typedef struct decode_scratch {
     uint32_t ptv_cap;
 } decode_scratch;
 
-void decode_scratch_free(decode_scratch *d);
+void rnr_decode_scratch_free(decode_scratch *d);
 
 /* Per kind: check a record against the schema and the stream's state
  * (0, or -1 with the problem in err), encode it (assumes it checks), decode
  * one (0, or -1 with the problem in err). Decode also checks. */
-int initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, size_t errlen);
-void initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out);
-int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
+int rnr_initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, size_t errlen);
+void rnr_initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out);
+int rnr_initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
                    rnr_initial_chunk *c, char *err, size_t errlen);
 
-int final_check(const codec_state *s, const rnr_final_chunk *c, char *err, size_t errlen);
-void final_encode(codec_state *s, const rnr_final_chunk *c, rnr_buf *out);
-int final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
+int rnr_final_check(const codec_state *s, const rnr_final_chunk *c, char *err, size_t errlen);
+void rnr_final_encode(codec_state *s, const rnr_final_chunk *c, rnr_buf *out);
+int rnr_final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
                  rnr_final_chunk *c, char *err, size_t errlen);
 
-int input_check(const codec_state *s, const rnr_input_record *r, char *err, size_t errlen);
-void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out);
-int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err, size_t errlen);
+int rnr_input_check(const codec_state *s, const rnr_input_record *r, char *err, size_t errlen);
+void rnr_input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out);
+int rnr_input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err, size_t errlen);
 
 #endif

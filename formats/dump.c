@@ -169,13 +169,13 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
                 break;
             s->instructions += c.cs;
             s->sv_entries += c.nsv;
-            tid_map_at(&tids, c.tid);
+            rnr_tid_map_at(&tids, c.tid);
         } else if (kind == RNR_LOG_INPUT) {
             rnr_input_record in;
             if ((rc = rnr_reader_next_input(r, &in)) <= 0)
                 break;
             s->mem_bytes += in.len;
-            tid_map_at(&tids, in.tid);
+            rnr_tid_map_at(&tids, in.tid);
         } else {
             rnr_final_chunk c;
             if ((rc = rnr_reader_next_final(r, &c)) <= 0)
@@ -184,14 +184,14 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
             s->tokens += c.nstv;
             for (uint32_t i = 0; i < c.nptv; i++)
                 s->tokens_awaited += c.ptv[i].count;
-            tid_map_at(&tids, c.tid);
+            rnr_tid_map_at(&tids, c.tid);
         }
     }
     if (rc < 0)
         snprintf(err, errlen, "%s", rnr_reader_error(r));
     s->counts = *rnr_reader_counts(r);
     s->threads = tids.n;
-    tid_map_free(&tids);
+    rnr_tid_map_free(&tids);
     if (d.ok) {
         d.z.avail_in = 0;
         deflate_drain(&d, Z_FINISH);

@@ -60,7 +60,7 @@ static void put_map(rnr_buf *out, uint32_t cpus, uint32_t n, const uint32_t *cpu
         uint32_t cpu = *(const uint32_t *)(const void *)(base + i * stride);
         map[cpu / 8] |= (uint8_t)(1u << (cpu % 8));
     }
-    buf_put_bytes(out, map, (cpus + 7) / 8);
+    rnr_buf_put_bytes(out, map, (cpus + 7) / 8);
 }
 
 static int cpu_list_check(const char *what, uint32_t self, uint32_t cpus, uint32_t n,
@@ -84,7 +84,7 @@ static int cpu_list_check(const char *what, uint32_t self, uint32_t cpus, uint32
     return 0;
 }
 
-int final_check(const codec_state *s, const rnr_final_chunk *c, char *err, size_t errlen)
+int rnr_final_check(const codec_state *s, const rnr_final_chunk *c, char *err, size_t errlen)
 {
     uint32_t cpus = s->h->cpus;
     if (c->tid == TID_NONE) {
@@ -122,7 +122,7 @@ int final_check(const codec_state *s, const rnr_final_chunk *c, char *err, size_
     return 0;
 }
 
-void final_encode(codec_state *s, const rnr_final_chunk *c, rnr_buf *out)
+void rnr_final_encode(codec_state *s, const rnr_final_chunk *c, rnr_buf *out)
 {
     if (!rnr_log_kind_has_tokens(s->h->kind)) {
         int new_tid = c->tid != s->last_tid;
@@ -237,7 +237,7 @@ static int get_cpu_list(rnr_cursor *cur, uint32_t cpus, int map, uint32_t *n_out
     return 0;
 }
 
-int final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
+int rnr_final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
                  rnr_final_chunk *c, char *err, size_t errlen)
 {
     uint64_t head, v;
@@ -259,7 +259,7 @@ int final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
         }
         c->tid = tid;
         c->cs = head >> 1;
-        if (final_check(s, c, err, errlen) < 0)
+        if (rnr_final_check(s, c, err, errlen) < 0)
             return -1;
         s->last_tid = tid;
         return 0;
@@ -269,7 +269,7 @@ int final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
         ((head & HEAD_STV) && (head & HEAD_STV_MAP)) || ((head & HEAD_PTV) && (head & HEAD_PTV_MAP)))
         FAIL("record head 0x%llx has unknown bits", (unsigned long long)head);
     uint32_t cpu, tid;
-    if (codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
+    if (rnr_codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
         return -1;
     GET(c->cs, "chunk size");
     c->cpu = cpu;
@@ -284,7 +284,7 @@ int final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
         return -1;
     c->stv = d->stv;
     c->ptv = d->ptv;
-    if (final_check(s, c, err, errlen) < 0)
+    if (rnr_final_check(s, c, err, errlen) < 0)
         return -1;
     s->last_cpu = cpu;
     s->cpu_tid[cpu] = tid;

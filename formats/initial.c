@@ -36,7 +36,7 @@ static int sv_is_uniform(const codec_state *s, const rnr_initial_chunk *c)
     return 1;
 }
 
-int initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, size_t errlen)
+int rnr_initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, size_t errlen)
 {
     uint32_t cpus = s->h->cpus;
     if (c->cpu >= cpus) {
@@ -80,7 +80,7 @@ int initial_check(const codec_state *s, const rnr_initial_chunk *c, char *err, s
     return 0;
 }
 
-void initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out)
+void rnr_initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out)
 {
     uint64_t head = c->reason;
     int new_cpu = c->cpu != s->last_cpu;
@@ -120,7 +120,7 @@ void initial_encode(codec_state *s, const rnr_initial_chunk *c, rnr_buf *out)
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 #define GET(var, what) do { if (cur_varint(cur, &(var)) < 0) FAIL("malformed or cut " what); } while (0)
 
-int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
+int rnr_initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
                    rnr_initial_chunk *c, char *err, size_t errlen)
 {
     uint64_t head, v, dts, cs;
@@ -130,7 +130,7 @@ int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
         ((head & HEAD_SV) && (head & HEAD_SVALL)) || ((head & HEAD_SVALL) && cpus < 3))
         FAIL("record head 0x%llx has unknown bits", (unsigned long long)head);
     uint32_t cpu, tid;
-    if (codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
+    if (rnr_codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
         return -1;
     GET(dts, "timestamp");
     if (dts > UINT64_MAX - s->cpu_ts[cpu])
@@ -189,7 +189,7 @@ int initial_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
         }
         c->nsv = n;
     }
-    if (initial_check(s, c, err, errlen) < 0)
+    if (rnr_initial_check(s, c, err, errlen) < 0)
         return -1;
     s->last_cpu = cpu;
     s->cpu_tid[cpu] = tid;

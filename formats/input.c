@@ -15,7 +15,7 @@
 
 enum { HEAD_TYPE = 7, HEAD_TID = 8 };
 
-int input_check(const codec_state *s, const rnr_input_record *r, char *err, size_t errlen)
+int rnr_input_check(const codec_state *s, const rnr_input_record *r, char *err, size_t errlen)
 {
     (void)s;
     if (r->type == 0 || r->type > RNR_IN_TYPE_MAX) {
@@ -35,7 +35,7 @@ int input_check(const codec_state *s, const rnr_input_record *r, char *err, size
     return 0;
 }
 
-void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
+void rnr_input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
 {
     int new_tid = r->tid != s->last_tid;
     buf_put_varint(out, r->type | (new_tid ? HEAD_TID : 0));
@@ -56,20 +56,20 @@ void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
         buf_put_varint(out, r->addr);
         break;
     case RNR_IN_CHECK: {
-        uint64_t *last = tid_map_at(&s->check_instret, r->tid);
+        uint64_t *last = rnr_tid_map_at(&s->check_instret, r->tid);
         buf_put_varint(out, zigzag((int64_t)(r->nr - *last)));
         *last = r->nr;
         buf_put_varint(out, (uint64_t)r->value);
         uint8_t hash[8];
         for (int i = 0; i < 8; i++)
             hash[i] = (uint8_t)(r->addr >> (8 * i));
-        buf_put_bytes(out, hash, sizeof hash);
+        rnr_buf_put_bytes(out, hash, sizeof hash);
         break;
     }
     default:
         buf_put_varint(out, r->addr);
         buf_put_varint(out, r->len);
-        buf_put_bytes(out, r->data, r->len);
+        rnr_buf_put_bytes(out, r->data, r->len);
         break;
     }
     s->last_tid = r->tid;
@@ -78,7 +78,7 @@ void input_encode(codec_state *s, const rnr_input_record *r, rnr_buf *out)
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 #define GET(var, what) do { if (cur_varint(cur, &(var)) < 0) FAIL("malformed or cut " what); } while (0)
 
-int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err, size_t errlen)
+int rnr_input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err, size_t errlen)
 {
     uint64_t head, v;
     GET(head, "record head");
@@ -118,7 +118,7 @@ int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err
         break;
     case RNR_IN_CHECK: {
         GET(v, "check instret");
-        uint64_t *last = tid_map_at(&s->check_instret, r->tid);
+        uint64_t *last = rnr_tid_map_at(&s->check_instret, r->tid);
         r->nr = *last + (uint64_t)unzigzag(v);
         *last = r->nr;
         GET(v, "check pc");
@@ -142,7 +142,7 @@ int input_decode(codec_state *s, rnr_cursor *cur, rnr_input_record *r, char *err
     default:
         FAIL("unknown input record type %u", r->type);
     }
-    if (input_check(s, r, err, errlen) < 0)
+    if (rnr_input_check(s, r, err, errlen) < 0)
         return -1;
     s->last_tid = r->tid;
     return 0;

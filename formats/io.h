@@ -63,4 +63,8 @@ int64_t rnr_io_size(const rnr_io *io);
 void rnr_io_set_error(rnr_io *io, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Writes all N bytes to FD (retrying short writes and EINTR); 0, or -1
+ * with errno. */
+int rnr_write_full(int fd, const void *p, size_t n);
+
 #endif

@@ -3,13 +3,16 @@
  * the per-kind records of formats/{initial,final,input}.c. */
 #include "formats/log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "formats/codec.h"
+#include "formats/io.h"
 
 enum { BLOCK_ZLIB = 1, BLOCK_END = 2 };
 
@@ -31,9 +34,27 @@ char *rnr_xstrdup(const char *s)
     return memcpy(rnr_xrealloc(NULL, n), s, n);
 }
 
+int rnr_write_full(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
-int codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int has_tid,
+int rnr_codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int has_tid,
                       uint32_t *cpu_out, uint32_t *tid_out, char *err, size_t errlen)
 {
     uint64_t v;
@@ -64,7 +85,7 @@ int codec_get_cpu_tid(const codec_state *s, rnr_cursor *cur, int has_cpu, int ha
 
 #undef FAIL
 
-void buf_reserve(rnr_buf *b, size_t more)
+void rnr_buf_reserve(rnr_buf *b, size_t more)
 {
     if (b->len + more <= b->cap)
         return;
@@ -75,22 +96,22 @@ void buf_reserve(rnr_buf *b, size_t more)
     b->cap = cap;
 }
 
-void buf_put_bytes(rnr_buf *b, const void *p, size_t n)
+void rnr_buf_put_bytes(rnr_buf *b, const void *p, size_t n)
 {
     if (!n)
         return;
-    buf_reserve(b, n);
+    rnr_buf_reserve(b, n);
     memcpy(b->p + b->len, p, n);
     b->len += n;
 }
 
-void buf_free(rnr_buf *b)
+void rnr_buf_free(rnr_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
 }
 
-void codec_state_init(codec_state *s, const rnr_log_header *h)
+void rnr_codec_state_init(codec_state *s, const rnr_log_header *h)
 {
     s->h = h;
     s->last_cpu = CPU_NONE;
@@ -104,11 +125,11 @@ void codec_state_init(codec_state *s, const rnr_log_header *h)
     s->check_instret = (tid_map){ 0 };
 }
 
-void codec_state_free(codec_state *s)
+void rnr_codec_state_free(codec_state *s)
 {
     free(s->cpu_tid);
     free(s->cpu_ts);
-    tid_map_free(&s->check_instret);
+    rnr_tid_map_free(&s->check_instret);
 }
 
 static uint32_t tid_slot(const tid_map *m, uint32_t tid)
@@ -119,7 +140,7 @@ static uint32_t tid_slot(const tid_map *m, uint32_t tid)
     return i;
 }
 
-uint64_t *tid_map_at(tid_map *m, uint32_t tid)
+uint64_t *rnr_tid_map_at(tid_map *m, uint32_t tid)
 {
     if (m->cap) {
         uint32_t i = tid_slot(m, tid);
@@ -139,7 +160,7 @@ uint64_t *tid_map_at(tid_map *m, uint32_t tid)
             big.tid[j] = m->tid[i];
             big.val[j] = m->val[i];
         }
-        tid_map_free(m);
+        rnr_tid_map_free(m);
         *m = big;
     }
     uint32_t i = tid_slot(m, tid);
@@ -149,14 +170,14 @@ uint64_t *tid_map_at(tid_map *m, uint32_t tid)
     return &m->val[i];
 }
 
-void tid_map_free(tid_map *m)
+void rnr_tid_map_free(tid_map *m)
 {
     free(m->tid);
     free(m->val);
     *m = (tid_map){ 0 };
 }
 
-void decode_scratch_free(decode_scratch *d)
+void rnr_decode_scratch_free(decode_scratch *d)
 {
     free(d->sv);
     free(d->stv);
@@ -309,7 +330,7 @@ static int emit_block(rnr_writer *w, const uint8_t *raw, size_t raw_len, uint32_
     if (w->opts.compress > 0 && !end && deflater_ready(w)) {
         uLong bound = deflateBound(&w->z, (uLong)raw_len);
         w->packed.len = 0;
-        buf_reserve(&w->packed, bound);
+        rnr_buf_reserve(&w->packed, bound);
         w->z.next_in = (Bytef *)raw;
         w->z.avail_in = (uInt)raw_len;
         w->z.next_out = w->packed.p;
@@ -368,7 +389,7 @@ rnr_writer *rnr_writer_open_io(rnr_io *io, const rnr_log_header *h,
         w->opts.block_bytes = RNR_BLOCK_DEFAULT;
     if (w->opts.compress > 9)
         w->opts.compress = 9;
-    codec_state_init(&w->state, &w->h);
+    rnr_codec_state_init(&w->state, &w->h);
     uint8_t hdr[RNR_LOG_HEADER_SIZE];
     header_encode(&w->h, hdr);
     rnr_io_write(io, hdr, sizeof hdr);
@@ -399,7 +420,7 @@ static int append_record(rnr_writer *w)
     }
     if (w->block.len + n > RNR_BLOCK_MAX && finish_block(w) < 0)
         return -1;
-    buf_put_bytes(&w->block, w->record.p, n);
+    rnr_buf_put_bytes(&w->block, w->record.p, n);
     w->block_records++;
     w->counts.records++;
     if (w->block.len >= w->opts.block_bytes)
@@ -430,9 +451,9 @@ int rnr_writer_put_initial(rnr_writer *w, const rnr_initial_chunk *c)
 {
     char why[RNR_ERR_MAX - 64];
     int ok = w->h.kind == RNR_LOG_INITIAL;
-    if (put_begin(w, ok, ok ? initial_check(&w->state, c, why, sizeof why) : 0, why) < 0)
+    if (put_begin(w, ok, ok ? rnr_initial_check(&w->state, c, why, sizeof why) : 0, why) < 0)
         return -1;
-    initial_encode(&w->state, c, &w->record);
+    rnr_initial_encode(&w->state, c, &w->record);
     return append_record(w);
 }
 
@@ -440,9 +461,9 @@ int rnr_writer_put_final(rnr_writer *w, const rnr_final_chunk *c)
 {
     char why[RNR_ERR_MAX - 64];
     int ok = rnr_log_kind_is_chunks(w->h.kind) && w->h.kind != RNR_LOG_INITIAL;
-    if (put_begin(w, ok, ok ? final_check(&w->state, c, why, sizeof why) : 0, why) < 0)
+    if (put_begin(w, ok, ok ? rnr_final_check(&w->state, c, why, sizeof why) : 0, why) < 0)
         return -1;
-    final_encode(&w->state, c, &w->record);
+    rnr_final_encode(&w->state, c, &w->record);
     return append_record(w);
 }
 
@@ -450,9 +471,9 @@ int rnr_writer_put_input(rnr_writer *w, const rnr_input_record *r)
 {
     char why[RNR_ERR_MAX - 64];
     int ok = w->h.kind == RNR_LOG_INPUT;
-    if (put_begin(w, ok, ok ? input_check(&w->state, r, why, sizeof why) : 0, why) < 0)
+    if (put_begin(w, ok, ok ? rnr_input_check(&w->state, r, why, sizeof why) : 0, why) < 0)
         return -1;
-    input_encode(&w->state, r, &w->record);
+    rnr_input_encode(&w->state, r, &w->record);
     return append_record(w);
 }
 
@@ -471,10 +492,10 @@ static void writer_free(rnr_writer *w)
 {
     if (w->z_state != 0)
         deflateEnd(&w->z);
-    codec_state_free(&w->state);
-    buf_free(&w->block);
-    buf_free(&w->record);
-    buf_free(&w->packed);
+    rnr_codec_state_free(&w->state);
+    rnr_buf_free(&w->block);
+    rnr_buf_free(&w->record);
+    rnr_buf_free(&w->packed);
     free(w);
 }
 
@@ -484,7 +505,7 @@ int rnr_writer_close(rnr_writer *w, char *err, size_t errlen)
         rnr_buf end = { 0 };
         buf_put_varint(&end, w->counts.records);
         emit_block(w, end.p, end.len, 0, 1);
-        buf_free(&end);
+        rnr_buf_free(&end);
         rnr_io_flush(w->io);
         writer_io_check(w);
     }
@@ -543,10 +564,10 @@ static void reader_fail(rnr_reader *r, uint64_t offset, const char *fmt, ...)
 static void reader_free(rnr_reader *r)
 {
     rnr_io_close(r->io);
-    codec_state_free(&r->state);
-    decode_scratch_free(&r->scratch);
-    buf_free(&r->stored);
-    buf_free(&r->raw);
+    rnr_codec_state_free(&r->state);
+    rnr_decode_scratch_free(&r->scratch);
+    rnr_buf_free(&r->stored);
+    rnr_buf_free(&r->raw);
     free(r);
 }
 
@@ -592,7 +613,7 @@ rnr_reader *rnr_reader_open_io(rnr_io *io, char *err, size_t errlen)
     memset(r, 0, sizeof *r);
     r->io = io;
     r->h = h;
-    codec_state_init(&r->state, &r->h);
+    rnr_codec_state_init(&r->state, &r->h);
     r->counts.stored_bytes = sizeof hdr;
     return r;
 }
@@ -668,7 +689,7 @@ static int next_block(rnr_reader *r)
         return -1;
     }
     r->stored.len = 0;
-    buf_reserve(&r->stored, stored);
+    rnr_buf_reserve(&r->stored, stored);
     n = rnr_io_read(r->io, r->stored.p, stored);
     if (rnr_io_failed(r->io)) {
         reader_fail(r, off, "%s", rnr_io_error(r->io));
@@ -689,7 +710,7 @@ static int next_block(rnr_reader *r)
     const uint8_t *payload = r->stored.p;
     if (flags & BLOCK_ZLIB) {
         r->raw.len = 0;
-        buf_reserve(&r->raw, raw);
+        rnr_buf_reserve(&r->raw, raw);
         uLongf got = raw;
         if (uncompress(r->raw.p, &got, r->stored.p, stored) != Z_OK || got != raw) {
             reader_fail(r, off, "block does not decompress to its declared %u bytes", raw);
@@ -781,7 +802,7 @@ int rnr_reader_next_initial(rnr_reader *r, rnr_initial_chunk *out)
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    return reader_finish(r, initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
+    return reader_finish(r, rnr_initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
 }
 
 int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
@@ -790,7 +811,7 @@ int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
     int rc = reader_advance(r, rnr_log_kind_is_chunks(r->h.kind) && r->h.kind != RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    return reader_finish(r, final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
+    return reader_finish(r, rnr_final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
 }
 
 int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)
@@ -799,5 +820,5 @@ int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INPUT);
     if (rc <= 0)
         return rc;
-    return reader_finish(r, input_decode(&r->state, &r->cur, out, why, sizeof why), why);
+    return reader_finish(r, rnr_input_decode(&r->state, &r->cur, out, why, sizeof why), why);
 }

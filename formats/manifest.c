@@ -3,8 +3,10 @@
 #include "formats/manifest.h"
 #include "formats/codec.h"
 #include "formats/digest.h"
+#include "formats/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +46,8 @@ static void index_grow(rnr_manifest *m)
         return;
     free(m->slot);
     m->nslot = m->nslot ? 2 * m->nslot : 64;
-    m->slot = calloc(m->nslot, sizeof *m->slot);
-    if (!m->slot) {
-        fputs("rnr: out of memory\n", stderr);
-        abort();
-    }
+    m->slot = rnr_xrealloc(NULL, m->nslot * sizeof *m->slot);
+    memset(m->slot, 0, m->nslot * sizeof *m->slot);
     for (size_t i = 0; i < m->n; i++)
         *find_slot(m, m->keys[i]) = i + 1;
 }
@@ -123,14 +122,8 @@ void rnr_manifest_set(rnr_manifest *m, const char *key, const char *value)
     }
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 16;
-        char **k = realloc(m->keys, m->cap * sizeof *k);
-        char **v = realloc(m->values, m->cap * sizeof *v);
-        if (!k || !v) {
-            fputs("rnr: out of memory\n", stderr);
-            abort();
-        }
-        m->keys = k;
-        m->values = v;
+        m->keys = rnr_xrealloc(m->keys, m->cap * sizeof *m->keys);
+        m->values = rnr_xrealloc(m->values, m->cap * sizeof *m->values);
     }
     m->keys[m->n] = rnr_xstrdup(key);
     m->values[m->n] = rnr_xstrdup(value);
@@ -148,52 +141,109 @@ size_t rnr_manifest_count(const rnr_manifest *m) { return m->n; }
 const char *rnr_manifest_key(const rnr_manifest *m, size_t i) { return m->keys[i]; }
 const char *rnr_manifest_value(const rnr_manifest *m, size_t i) { return m->values[i]; }
 
-static void put_escaped(FILE *f, const char *s)
+/* A growing text buffer (the manifest's serialized form). */
+typedef struct text_buf {
+    char *p;
+    size_t n, cap;
+} text_buf;
+
+static void buf_put(text_buf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        while (b->n + n + 1 > b->cap)
+            b->cap = b->cap ? 2 * b->cap : 4096;
+        b->p = rnr_xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void buf_puts(text_buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+static void put_escaped(text_buf *b, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
+        case '\\': buf_puts(b, "\\\\"); break;
+        case '\n': buf_puts(b, "\\n"); break;
+        case '\t': buf_puts(b, "\\t"); break;
+        case '\r': buf_puts(b, "\\r"); break;
         default:
             if (*p < 0x20 || *p == 0x7f || (p == (const unsigned char *)s && *p == ' ') ||
-                (p[1] == '\0' && *p == ' '))
-                fprintf(f, "\\x%02x", *p);
-            else
-                fputc(*p, f);
+                (p[1] == '\0' && *p == ' ')) {
+                char esc[8];
+                snprintf(esc, sizeof esc, "\\x%02x", *p);
+                buf_puts(b, esc);
+            } else {
+                buf_put(b, (const char *)p, 1);
+            }
         }
     }
 }
 
+/* The SHA-256 of the N bytes at P in hex. */
+static void text_sha256(const char *p, size_t n, char hex[RNR_SHA256_HEX])
+{
+    rnr_sha256 s;
+    uint8_t d[RNR_SHA256_SIZE];
+    rnr_sha256_init(&s);
+    rnr_sha256_update(&s, p, n);
+    rnr_sha256_final(&s, d);
+    rnr_hex(d, sizeof d, hex);
+}
+
+char *rnr_manifest_format(const rnr_manifest *m, size_t *len)
+{
+    text_buf b = { NULL, 0, 0 };
+    char line[64];
+    snprintf(line, sizeof line, "rnr-manifest = %u\n", RNR_MANIFEST_VERSION);
+    buf_puts(&b, line);
+    for (size_t i = 0; i < m->n; i++) {
+        if (strcmp(m->keys[i], "rnr-manifest") == 0 || strcmp(m->keys[i], RNR_MANIFEST_SUM_KEY) == 0)
+            continue;
+        buf_puts(&b, m->keys[i]);
+        buf_puts(&b, " = ");
+        put_escaped(&b, m->values[i]);
+        buf_puts(&b, "\n");
+    }
+    char hex[RNR_SHA256_HEX];
+    text_sha256(b.p, b.n, hex);
+    buf_puts(&b, RNR_MANIFEST_SUM_KEY " = ");
+    buf_puts(&b, hex);
+    buf_puts(&b, "\n");
+    *len = b.n;
+    return b.p;
+}
+
 int rnr_manifest_save(const rnr_manifest *m, const char *path, char *err, size_t errlen)
 {
-    size_t n = strlen(path) + 8;
+    size_t n = strlen(path) + 32;
     char *tmp = rnr_xrealloc(NULL, n);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
+    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
+    size_t len;
+    char *text = rnr_manifest_format(m, &len);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = -1;
+    if (fd < 0) {
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
+    } else if (rnr_write_full(fd, text, len) < 0 || fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno ? errno : EIO));
+    } else if (close(fd) != 0) {
+        fd = -1;
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+    } else if (fd = -1, rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    } else {
+        rc = 0;
     }
-    fprintf(f, "rnr-manifest = %u\n", RNR_MANIFEST_VERSION);
-    for (size_t i = 0; i < m->n; i++) {
-        if (strcmp(m->keys[i], "rnr-manifest") == 0)
-            continue;
-        fprintf(f, "%s = ", m->keys[i]);
-        put_escaped(f, m->values[i]);
-        fputc('\n', f);
-    }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0)
         unlink(tmp);
-        free(tmp);
-        return -1;
-    }
+    free(text);
     free(tmp);
-    return 0;
+    return rc;
 }
 
 /* Unescapes S in place; -1 on a bad escape or an escaped NUL. */
@@ -234,11 +284,14 @@ rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name,
     const char *problem = NULL;
     unsigned lineno = 0;
     int have_version = 0;
+    unsigned lineno_meaningful = 0, sum_at = 0;
+    char msg[256];
     char *line = rnr_xrealloc(NULL, len + 1);
     size_t at = 0;
     if (len > MANIFEST_MAX_BYTES)
         problem = "manifest is larger than 16 MiB";
     while (!problem && at < len) {
+        size_t line_start = at;
         const char *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
         memcpy(line, text + at, n);
@@ -251,6 +304,7 @@ rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name,
         }
         if (n == 0 || line[0] == '#')
             continue;
+        lineno_meaningful++;
         char *eq = strstr(line, " = ");
         if (!eq) {
             problem = "expected 'key = value'";
@@ -266,12 +320,39 @@ rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name,
             problem = "invalid escape in value";
             break;
         }
+        if (sum_at) {
+            problem = "a line after the checksum line";
+            break;
+        }
         if (strcmp(line, "rnr-manifest") == 0) {
-            if (strcmp(value, "1") != 0) {
-                problem = "unsupported manifest version";
+            if (have_version || lineno_meaningful != 1) {
+                problem = "the version line is not the first line";
+                break;
+            }
+            if (strcmp(value, RNR_MANIFEST_VERSION_STR) != 0) {
+                snprintf(msg, sizeof msg, "manifest version %.32s, this rnr reads version %u%s",
+                         value, RNR_MANIFEST_VERSION,
+                         strcmp(value, "1") == 0 ? " (recorded by an older rnr: record again)" : "");
+                problem = msg;
                 break;
             }
             have_version = 1;
+            continue;
+        }
+        if (!have_version) {
+            problem = "the first line is not 'rnr-manifest = " RNR_MANIFEST_VERSION_STR "'";
+            break;
+        }
+        if (strcmp(line, RNR_MANIFEST_SUM_KEY) == 0) {
+            char hex[RNR_SHA256_HEX];
+            text_sha256(text, line_start, hex);
+            if (strcmp(hex, value) != 0) {
+                snprintf(msg, sizeof msg, "checksum %.64s does not match the content (SHA-256 %s): "
+                         "the manifest was changed or damaged", value, hex);
+                problem = msg;
+                break;
+            }
+            sum_at = lineno;
             continue;
         }
         if (rnr_manifest_get(m, line)) {
@@ -282,7 +363,10 @@ rnr_manifest *rnr_manifest_parse(const char *text, size_t len, const char *name,
     }
     free(line);
     if (!problem && !have_version) {
-        problem = "not an rnr manifest (no 'rnr-manifest = 1' line)";
+        problem = "not an rnr manifest (no 'rnr-manifest = " RNR_MANIFEST_VERSION_STR "' line)";
+        lineno = 0;
+    } else if (!problem && !sum_at) {
+        problem = "no '" RNR_MANIFEST_SUM_KEY "' line at the end (cut short?)";
         lineno = 0;
     }
     if (problem) {
@@ -311,12 +395,7 @@ rnr_manifest *rnr_manifest_load(const char *path, char *err, size_t errlen)
                 break;
             }
             cap *= 2;
-            char *p = realloc(text, cap);
-            if (!p) {
-                fputs("rnr: out of memory\n", stderr);
-                abort();
-            }
-            text = p;
+            text = rnr_xrealloc(text, cap);
         }
         size_t n = fread(text + len, 1, cap - len, f);
         len += n;

@@ -45,6 +45,7 @@
  * only touched under the lock, or, for window slots not yet published, by
  * the reader alone. `stop` and `ready_hint` are atomic hints read without
  * the lock by spinning workers; every decision is taken again under it. */
+#include "rru/clock.h"
 #include "replayer/engine.h"
 
 #include <pthread.h>
@@ -157,13 +158,6 @@ static void *xalloc(void *p, size_t n)
         abort();
     }
     return p;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static inline void cpu_relax(void)
@@ -341,9 +335,9 @@ static int execute(engine *e, worker *w, slot *s)
         fprintf(stderr, "replayer: worker %u starts seq %llu cpu %u chunk %llu tid %u cs %llu\n", w->id,
                 (unsigned long long)s->c.seq, s->c.cpu, (unsigned long long)s->c.lane_index, s->c.tid,
                 (unsigned long long)s->c.cs);
-    double t0 = now_seconds();
+    double t0 = host_seconds();
     int rc = e->fn(e->ctx, w->id, &s->c, msg, sizeof msg);
-    w->busy += now_seconds() - t0;
+    w->busy += host_seconds() - t0;
     msg[sizeof msg - 1] = '\0';
     if (rc != 0) {
         pthread_mutex_lock(&e->lock);
@@ -374,13 +368,13 @@ static void idle(engine *e, worker *w)
     if (e->running + e->spinning < e->host_cpus) {
         e->spinning++;
         pthread_mutex_unlock(&e->lock);
-        double until = now_seconds() + SPIN_SECONDS;
+        double until = host_seconds() + SPIN_SECONDS;
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&e->ready_hint, memory_order_relaxed) ||
                 atomic_load_explicit(&e->stop, memory_order_relaxed))
                 break;
             cpu_relax();
-            if (i % 32 == 0 && now_seconds() > until)
+            if (i % 32 == 0 && host_seconds() > until)
                 break;
         }
         pthread_mutex_lock(&e->lock);
@@ -578,7 +572,7 @@ static void progress_now(engine *e, const rp_options *o, progress_clock *pc, int
 {
     if (!o->progress)
         return;
-    double t = now_seconds();
+    double t = host_seconds();
     if (!force && t < pc->next)
         return;
     pc->next = t + pc->every;
@@ -690,7 +684,7 @@ int rp_replay_reader(rnr_reader *r, const rp_options *opts, rp_exec_fn fn, void 
     if (opts)
         o = *opts;
     memset(out, 0, sizeof *out);
-    double t0 = now_seconds();
+    double t0 = host_seconds();
     const rnr_log_header *h = rnr_reader_header(r);
     if (!rnr_log_kind_is_chunks(h->kind) || h->kind == RNR_LOG_INITIAL) {
         snprintf(out->message, sizeof out->message, "%s: this is a%s %s log, not a final log", rnr_reader_name(r),
@@ -776,7 +770,7 @@ int rp_replay_reader(rnr_reader *r, const rp_options *opts, rp_exec_fn fn, void 
     out->tokens = e.tokens;
     out->status = e.status;
     memcpy(out->message, e.message, sizeof out->message);
-    out->wall_seconds = now_seconds() - t0;
+    out->wall_seconds = host_seconds() - t0;
     if (o.progress) {
         rp_progress p = { e.nread, e.finished, e.instructions, out->wall_seconds };
         o.progress(o.progress_ctx, &p);

@@ -10,7 +10,8 @@
 
 #include "driver/replay.h"
 #include "formats/digest.h"
-#include "formats/manifest.h"
+#include "formats/bundle.h"
+#include "formats/log.h"
 #include "replayer/input.h"
 #include "rru/alloc.h"
 
@@ -32,7 +33,7 @@ typedef struct rp_cmp {
 
 struct rp_exec {
     char *dir;
-    rnr_manifest *man;
+    rnr_bundle *b;             /* the bundle; its shared lock held until the log is opened */
     rp_input *in;
     drv_proc *p;
     rp_worker *w;
@@ -142,24 +143,13 @@ static const rru_env_ops replay_env = {env_csr, env_sc};
 
 /* ---- opening ---- */
 
-static int get_u64(const rnr_manifest *m, const char *dir, const char *key, uint64_t *v, char *err,
-                   size_t errlen)
-{
-    if (rnr_manifest_get_u64(m, key, v) < 0) {
-        snprintf(err, errlen, "%s/manifest: no valid '%s' (not a recording of rnr record?)", dir, key);
-        return -1;
-    }
-    return 0;
-}
-
-static char **strings(const rnr_manifest *m, const char *prefix, size_t n)
+static char **strings(const rnr_bundle *b, const char *prefix, size_t n)
 {
     char **v = xcalloc(n + 1, sizeof *v);
     for (size_t i = 0; i < n; i++) {
         char key[64];
         snprintf(key, sizeof key, "%s.%zu", prefix, i);
-        const char *s = rnr_manifest_get(m, key);
-        v[i] = strdup(s ? s : "");
+        v[i] = strdup(rnr_bundle_str(b, key));
     }
     return v;
 }
@@ -178,75 +168,52 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     x->dir = strdup(dir);
     x->print = o->out;
     pthread_mutex_init(&x->lock, NULL);
-    snprintf(path, sizeof path, "%s/manifest", dir);
-    x->man = rnr_manifest_load(path, err, errlen);
-    if (!x->man)
+    x->b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, errlen);
+    if (!x->b)
         goto fail;
-    const rnr_manifest *m = x->man;
-    const char *kind = rnr_manifest_get(m, "kind"), *status = rnr_manifest_get(m, "status");
-    if (!kind || strcmp(kind, "recording") != 0) {
-        snprintf(err, errlen, "%s: not a recording of rnr record (manifest kind %s)", dir,
-                 kind ? kind : "missing");
+    const rnr_bundle *m = x->b;
+    if (strcmp(rnr_bundle_kind(m), "recording") != 0) {
+        snprintf(err, errlen, "%s: not a recording of rnr record (manifest kind %s): it has no "
+                 "program to replay", dir, rnr_bundle_kind(m));
         goto fail;
     }
-    if (!status || (strcmp(status, "complete") != 0 && strcmp(status, "interrupted") != 0)) {
-        snprintf(err, errlen, "%s: the recording did not finish (status %s): it cannot be replayed",
-                 dir, status ? status : "missing");
-        goto fail;
-    }
-    uint64_t cpus, seed, quantum, argc, envc, threads, insns;
-    if (get_u64(m, dir, "cpus", &cpus, err, errlen) < 0 ||
-        get_u64(m, dir, "seed", &seed, err, errlen) < 0 ||
-        get_u64(m, dir, "quantum", &quantum, err, errlen) < 0 ||
-        get_u64(m, dir, "argc", &argc, err, errlen) < 0 ||
-        get_u64(m, dir, "envc", &envc, err, errlen) < 0 ||
-        get_u64(m, dir, "threads", &threads, err, errlen) < 0 ||
-        get_u64(m, dir, "instructions", &insns, err, errlen) < 0)
-        goto fail;
-    if (cpus < 1 || cpus > RRU_MAX_CORES || argc < 1 || threads < 1 || threads > (1u << 20)) {
-        snprintf(err, errlen, "%s/manifest: cpus, argc or threads out of range", dir);
-        goto fail;
-    }
+    uint64_t cpus = rnr_bundle_u64(m, "cpus"), seed = rnr_bundle_u64(m, "seed");
+    uint64_t quantum = rnr_bundle_u64(m, "quantum"), argc = rnr_bundle_u64(m, "argc");
+    uint64_t envc = rnr_bundle_u64(m, "envc"), threads = rnr_bundle_u64(m, "threads");
     x->cpus = (unsigned)cpus;
-    x->instructions = insns;
+    x->instructions = rnr_bundle_u64(m, "instructions");
     x->max_threads = (uint32_t)threads;
-    const char *recorded = rnr_manifest_get(m, "program");
-    const char *sha_hex = rnr_manifest_get(m, "program.sha256");
-    const char *packed = rnr_manifest_get(m, "program.packed");
-    if (!recorded || !sha_hex) {
-        snprintf(err, errlen, "%s/manifest: no program or program.sha256", dir);
-        goto fail;
-    }
+    const char *recorded = rnr_bundle_str(m, "program");
+    const char *sha_hex = rnr_bundle_str(m, "program.sha256");
     const char *prog = o->program;
     char packed_path[4096];
-    if (!prog) {
-        if (packed && strcmp(packed, "program") == 0) {
-            snprintf(packed_path, sizeof packed_path, "%s/program", dir);
-            prog = packed_path;
-        } else {
+    if (!prog && strcmp(rnr_bundle_str(m, "program.packed"), "program") == 0) {
+        if (rnr_bundle_check_file(m, RNR_BF_PROGRAM, packed_path, sizeof packed_path, err,
+                                  errlen) < 0)
+            goto fail;
+        prog = packed_path;
+    } else {
+        if (!prog)
             prog = recorded;
+        uint8_t sha[32];
+        char hex[RNR_SHA256_HEX];
+        if (rnr_sha256_file(prog, sha, err, errlen) < 0)
+            goto fail;
+        rnr_hex(sha, 32, hex);
+        if (strcmp(hex, sha_hex) != 0) {
+            snprintf(err, errlen, "%s: not the recorded program (SHA-256 %s, the recording's %s)",
+                     prog, hex, sha_hex);
+            goto fail;
         }
     }
-    uint8_t sha[32];
-    char hex[RNR_SHA256_HEX];
-    char serr[512];
-    if (rnr_sha256_file(prog, sha, serr, sizeof serr) < 0) {
-        snprintf(err, errlen, "%s", serr);
+    if (rnr_bundle_check_file(m, RNR_BF_STDOUT, path, sizeof path, err, errlen) < 0 ||
+        cmp_open(&x->out, path, err, errlen) < 0)
         goto fail;
-    }
-    rnr_hex(sha, 32, hex);
-    if (strcmp(hex, sha_hex) != 0) {
-        snprintf(err, errlen, "%s: not the recorded program (SHA-256 %.16s..., the recording's %.16s...)",
-                 prog, hex, sha_hex);
+    if (rnr_bundle_check_file(m, RNR_BF_STDERR, path, sizeof path, err, errlen) < 0 ||
+        cmp_open(&x->err, path, err, errlen) < 0)
         goto fail;
-    }
-    snprintf(path, sizeof path, "%s/stdout", dir);
-    if (cmp_open(&x->out, path, err, errlen) < 0)
+    if (rnr_bundle_check_file(m, RNR_BF_INPUT, path, sizeof path, err, errlen) < 0)
         goto fail;
-    snprintf(path, sizeof path, "%s/stderr", dir);
-    if (cmp_open(&x->err, path, err, errlen) < 0)
-        goto fail;
-    snprintf(path, sizeof path, "%s/input.log", dir);
     x->in = rp_input_load(path, err, errlen);
     if (!x->in)
         goto fail;
@@ -302,7 +269,7 @@ void rp_exec_free(rp_exec *x)
     free(x->w);
     drv_proc_free(x->p);
     rp_input_free(x->in);
-    rnr_manifest_free(x->man);
+    rnr_bundle_close(x->b);
     free_strings(x->argv, x->argc);
     free_strings(x->envp, x->envc);
     free(x->sc_count);
@@ -313,6 +280,32 @@ void rp_exec_free(rp_exec *x)
     free(x->dir);
     pthread_mutex_destroy(&x->lock);
     free(x);
+}
+
+rnr_reader *rp_exec_open_log(rp_exec *x, uint32_t kind, char *err, size_t errlen)
+{
+    char path[4096];
+    int f = rnr_bundle_file_of_kind(kind);
+    if (f < 0 || rnr_bundle_path(x->dir, rnr_bundle_file_name((rnr_bundle_file)f), path,
+                                 sizeof path, err, errlen) < 0)
+        return NULL;
+    if (!rnr_bundle_has(x->b, (rnr_bundle_file)f)) {
+        /* A bundle recorded without --backend has only the initial log. */
+        snprintf(err, errlen, "%s: the bundle has no %s log yet ('rnr backend %s' writes all four; "
+                 "'rnr record --backend' records with them)", path, rnr_log_kind_name(kind), x->dir);
+        return NULL;
+    }
+    if (rnr_bundle_check_file(x->b, (rnr_bundle_file)f, path, sizeof path, err, errlen) < 0)
+        return NULL;
+    rnr_reader *r = rnr_reader_open(path, err, errlen);
+    rnr_bundle_unlock(x->b);
+    if (r && rnr_reader_header(r)->kind != kind) {
+        snprintf(err, errlen, "%s: a %s log, not a %s log", path,
+                 rnr_log_kind_name(rnr_reader_header(r)->kind), rnr_log_kind_name(kind));
+        rnr_reader_close(r);
+        return NULL;
+    }
+    return r;
 }
 
 unsigned rp_exec_cpus(const rp_exec *x) { return x->cpus; }
@@ -419,8 +412,7 @@ int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
     snprintf(path, sizeof path, "%s/stderr", x->dir);
     if (!cmp_done(&x->err, "stderr", path, msg, msglen))
         return 1;
-    uint64_t want_status = 0;
-    rnr_manifest_get_u64(x->man, "exit-status", &want_status);
+    uint64_t want_status = rnr_bundle_u64(x->b, "exit-status");
     drv_end end;
     int status;
     if (drv_replay_ended(x->p, &end, &status)) {
@@ -431,8 +423,8 @@ int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
             return 1;
         }
     } else {
-        const char *e = rnr_manifest_get(x->man, "end");
-        if (e && strcmp(e, "exited") == 0) {
+        const char *e = rnr_bundle_str(x->b, "end");
+        if (strcmp(e, "exited") == 0) {
             snprintf(msg, msglen, "the recording exited (status %" PRIu64 ") but the replay's "
                      "threads never did", want_status);
             return 1;
@@ -449,7 +441,14 @@ int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
         char key[64];
         drv_proc_thread(x->p, k, &tid, &n);
         snprintf(key, sizeof key, "thread.%zu.instructions", k);
-        if (rnr_manifest_get_u64(x->man, key, &want) == 0 && want != n) {
+        want = rnr_bundle_u64(x->b, key);
+        snprintf(key, sizeof key, "thread.%zu.tid", k);
+        if (rnr_bundle_u64(x->b, key) != tid) {
+            snprintf(msg, msglen, "the replay's thread %zu has tid %u, the recording's %" PRIu64, k,
+                     tid, rnr_bundle_u64(x->b, key));
+            return 1;
+        }
+        if (want != n) {
             snprintf(msg, msglen, "thread %u ran %" PRIu64 " instructions in the replay, %" PRIu64
                      " in the recording", tid, n, want);
             return 1;
@@ -459,10 +458,10 @@ int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
     char hex[RNR_SHA256_HEX];
     drv_proc_digest(x->p, d);
     rnr_hex(d, 32, hex);
-    const char *want = rnr_manifest_get(x->man, "final.digest");
-    if (!want || strcmp(want, hex) != 0) {
-        snprintf(msg, msglen, "the final state differs: digest %.16s... in the replay, %.16s... in "
-                 "the recording", hex, want ? want : "(none)");
+    const char *want = rnr_bundle_str(x->b, "final.digest");
+    if (strcmp(want, hex) != 0) {
+        snprintf(msg, msglen, "the final state differs: digest %s in the replay, %s in the "
+                 "recording", hex, want);
         return 1;
     }
     return 0;

@@ -25,6 +25,10 @@ typedef struct rp_exec_options {
  * set when the program is not the recorded one). */
 rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size_t errlen);
 void rp_exec_free(rp_exec *x);
+/* Opens the bundle's final log of KIND after checking it against the
+ * manifest's digest, then ends the bundle's shared lock. NULL with one line
+ * in err (exit status 2). */
+struct rnr_reader *rp_exec_open_log(rp_exec *x, uint32_t kind, char *err, size_t errlen);
 unsigned rp_exec_cpus(const rp_exec *x);        /* recorded CPUs */
 uint64_t rp_exec_instructions(const rp_exec *x);/* recorded instructions, all threads */
 

@@ -1,4 +1,4 @@
-# replayer/: component library libreplayer.a (see DESIGN.md §3).
+# replayer/: component library libreplayer.a (see docs/design.md).
 replayer_SRCS    := $(sort $(wildcard replayer/*.c))
 replayer_HEADERS := $(sort $(wildcard replayer/*.h))
 $(eval $(call component,replayer))

@@ -173,17 +173,31 @@ START_TEST(cli_stats_reports_sizes_of_file_and_bundle)
     ck_assert_ptr_nonnull(strstr(o.out, "bits_per_kinstr.raw: "));
     tu_output_free(&o);
 
-    rnr_manifest *m = rnr_manifest_new();
-    rnr_manifest_set(m, "program", "demo");
-    rnr_manifest_set_u64(m, "instructions", 3435);
-    char err[RNR_ERR_MAX];
-    ck_assert_int_eq(rnr_manifest_save(m, tu_path(dir, "manifest"), err, sizeof err), 0);
-    rnr_manifest_free(m);
-    tu_rnr(&o, (const char *[]){ "stats", dir, NULL });
-    ck_assert_msg(o.status == 0, "stderr '%s'", o.err);
-    ck_assert_ptr_nonnull(strstr(o.out, "instructions: 3435\n"));
-    ck_assert_ptr_nonnull(strstr(o.out, "\nserial "));
+    /* A bundle (a synthetic one) holding that serial log: the bundle's
+     * instruction count from its manifest, the log's line. */
+    char *bdir = strdup(tu_path(dir, "b"));
+    tu_rnr(&o, (const char *[]){ "synth", "-n", "3", "--insns", "3000", "-o", bdir, NULL });
+    ck_assert_msg(o.status == 0, "%s", o.err);
     tu_output_free(&o);
+    write_serial_log(tu_path(bdir, "serial.log"), 30, 1);
+    tu_bundle_resign(bdir, NULL, NULL);
+    char err[RNR_ERR_MAX];
+    rnr_manifest *m = rnr_manifest_load(tu_path(bdir, "manifest"), err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    char want[64];
+    snprintf(want, sizeof want, "instructions: %s\n", rnr_manifest_get(m, "instructions"));
+    rnr_manifest_free(m);
+    tu_rnr(&o, (const char *[]){ "stats", bdir, NULL });
+    ck_assert_msg(o.status == 0, "stderr '%s'", o.err);
+    ck_assert_msg(strstr(o.out, want) && strstr(o.out, "\nserial ") && strstr(o.out, "\ninitial "),
+                  "%s", o.out);
+    tu_output_free(&o);
+    /* The serial log changed after the fact: named. */
+    write_serial_log(tu_path(bdir, "serial.log"), 31, 1);
+    tu_rnr(&o, (const char *[]){ "stats", bdir, NULL });
+    ck_assert_msg(o.status == 2 && strstr(o.err, "serial.log: not the recorded file"), "%s", o.err);
+    tu_output_free(&o);
+    free(bdir);
     tu_rmtree(dir);
     free(dir);
 }

@@ -688,21 +688,43 @@ START_TEST(formats_manifest_roundtrip_and_errors)
     ck_assert_int_eq(rnr_manifest_get_u64(b, "program", &v), -1);
     ck_assert_ptr_null(rnr_manifest_get(b, "missing"));
     rnr_manifest_free(b);
-    rnr_manifest_free(m);
+    rnr_manifest *m2 = m;
 
     struct { const char *text; const char *want; } bad[] = {
-        { "program = x\n", "no 'rnr-manifest = 1' line" },
-        { "rnr-manifest = 2\n", "line 1: unsupported manifest version" },
-        { "rnr-manifest = 1\nnot a pair\n", "line 2: expected 'key = value'" },
-        { "rnr-manifest = 1\nk = a\\qb\n", "line 2: invalid escape" },
-        { "rnr-manifest = 1\nk = 1\nk = 2\n", "line 3: key appears twice" },
-        { "rnr-manifest = 1\nb@d = 1\n", "line 2: invalid key" },
+        { "program = x\n", "line 1: the first line is not 'rnr-manifest = 2'" },
+        { "# c\n\n", "no 'rnr-manifest = 2' line" },
+        { "rnr-manifest = 3\n", "line 1: manifest version 3, this rnr reads version 2" },
+        { "rnr-manifest = 1\n", "(recorded by an older rnr: record again)" },
+        { "rnr-manifest = 2\nk = 1\n", "no 'manifest.sha256' line at the end" },
+        { "rnr-manifest = 2\nk = 1\nmanifest.sha256 = 00\n", "line 3: checksum 00 does not match" },
+        { "rnr-manifest = 2\nnot a pair\n", "line 2: expected 'key = value'" },
+        { "rnr-manifest = 2\nk = a\\qb\n", "line 2: invalid escape" },
+        { "rnr-manifest = 2\nk = 1\nk = 2\n", "line 3: key appears twice" },
+        { "rnr-manifest = 2\nb@d = 1\n", "line 2: invalid key" },
+        { "rnr-manifest = 2\nrnr-manifest = 2\n", "line 2: the version line is not the first" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tu_write_file(path, bad[i].text, strlen(bad[i].text));
         ck_assert_ptr_null(rnr_manifest_load(path, err, sizeof err));
         ck_assert_msg(strstr(err, bad[i].want), "case %zu: '%s'", i, err);
     }
+    /* A valid manifest with a line after its checksum, or one byte changed. */
+    ck_assert_int_eq(rnr_manifest_save(m2, path, err, sizeof err), 0);
+    size_t n;
+    char *text = (char *)tu_read_file(path, &n);
+    char *more = malloc(n + 8);
+    memcpy(more, text, n);
+    memcpy(more + n, "x = 1\n", 6);
+    tu_write_file(path, more, n + 6);
+    ck_assert_ptr_null(rnr_manifest_load(path, err, sizeof err));
+    ck_assert_msg(strstr(err, "a line after the checksum line"), "'%s'", err);
+    text[n / 3] ^= 1;
+    tu_write_file(path, text, n);
+    ck_assert_ptr_null(rnr_manifest_load(path, err, sizeof err));
+    ck_assert_msg(strstr(err, "does not match") || strstr(err, "invalid"), "'%s'", err);
+    free(more);
+    free(text);
+    rnr_manifest_free(m2);
     tu_rmtree(dir);
     free(dir);
 }

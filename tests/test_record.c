@@ -276,17 +276,20 @@ static pid_t spawn_endless(const char *dir)
     return pid;
 }
 
-/* Waits until FILE holds at least N bytes (at most ~60 s). */
-static void wait_for_bytes(const char *file, off_t n)
+/* Waits until the initial log that recorder PID writes into DIR (under
+ * its temporary name while the recording runs) holds N bytes (~60 s at
+ * most); its path into PATH. */
+static void wait_for_initial(const char *dir, pid_t pid, off_t n, char *path, size_t len)
 {
+    snprintf(path, len, "%s/.initial.log.%ld.part", dir, (long)pid);
     for (int i = 0; i < 6000; i++) {
         struct stat st;
-        if (stat(file, &st) == 0 && st.st_size >= n)
+        if (stat(path, &st) == 0 && st.st_size >= n)
             return;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    ck_abort_msg("%s never reached %ld bytes", file, (long)n);
+    ck_abort_msg("%s never reached %ld bytes", path, (long)n);
 }
 
 START_TEST(record_sigint_finishes_the_bundle_marked_interrupted)
@@ -294,12 +297,13 @@ START_TEST(record_sigint_finishes_the_bundle_marked_interrupted)
     char *tmp = tu_tmpdir();
     char *dir = strdup(tu_path(tmp, "b"));
     pid_t pid = spawn_endless(dir);
-    wait_for_bytes(tu_path(dir, "initial.log"), 30000);
+    char part[4096];
+    wait_for_initial(dir, pid, 30000, part, sizeof part);
     kill(pid, SIGINT);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status 0x%x", status);
-    expect_manifest(dir, "status", "interrupted");
+    expect_manifest(dir, "status", "interrupted: SIGINT");
     expect_manifest(dir, "exit-status", "130");
     expect_manifest(dir, "silence-violations", "0");
     tu_output o;
@@ -323,30 +327,36 @@ START_TEST(record_killed_leaves_logs_with_their_complete_prefix)
     char *tmp = tu_tmpdir();
     char *dir = strdup(tu_path(tmp, "b"));
     pid_t pid = spawn_endless(dir);
-    wait_for_bytes(tu_path(dir, "initial.log"), 100000);
+    char part[4096];
+    wait_for_initial(dir, pid, 100000, part, sizeof part);
     kill(pid, SIGKILL);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFSIGNALED(status));
-    expect_manifest(dir, "status", "incomplete");
+    expect_manifest(dir, "status", "recording");
     tu_output o;
+    /* The bundle is refused; its temporary logs keep a complete prefix. */
     tu_rnr(&o, (const char *[]){"stats", dir, NULL});
-    ck_assert_msg(o.status == 0 && strstr(o.err, "initial.log") && strstr(o.err, "truncated") &&
-                      strstr(o.err, "warning"),
+    ck_assert_msg(o.status == 2 && strstr(o.err, "never finished"), "status %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"stats", part, NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.err, "truncated") && strstr(o.err, "warning"),
                   "status %d: %s", o.status, o.err);
     tu_output_free(&o);
-    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "initial.log"), NULL});
+    tu_rnr(&o, (const char *[]){"dump", part, NULL});
     ck_assert_msg(o.status == 0 && strstr(o.err, "truncated") && tu_count_lines(o.out) > 100,
                   "status %d: %s", o.status, o.err);
     tu_output_free(&o);
-    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "input.log"), NULL});
+    char inpart[4096];
+    snprintf(inpart, sizeof inpart, "%s/.input.log.%ld.part", dir, (long)pid);
+    tu_rnr(&o, (const char *[]){"dump", inpart, NULL});
     ck_assert_msg(o.status == 0 && tu_count_lines(o.out) > 10, "status %d: %s", o.status, o.err);
     tu_output_free(&o);
-    tu_rnr(&o, (const char *[]){"maxpar", tu_path(dir, "initial.log"), tu_path(dir, "maxpar.log"), NULL});
+    tu_rnr(&o, (const char *[]){"maxpar", part, tu_path(tmp, "maxpar.log"), NULL});
     ck_assert_msg(o.status == 0 && strstr(o.err, "truncated"), "status %d: %s", o.status, o.err);
     tu_output_free(&o);
     /* The MaxPar log of the prefix is a complete log. */
-    tu_rnr(&o, (const char *[]){"stats", tu_path(dir, "maxpar.log"), NULL});
+    tu_rnr(&o, (const char *[]){"stats", tu_path(tmp, "maxpar.log"), NULL});
     ck_assert_msg(o.status == 0 && strstr(o.err, "warning") == NULL, "%s", o.err);
     tu_output_free(&o);
     tu_rmtree(tmp);
@@ -413,7 +423,7 @@ START_TEST(record_rejects_bad_usage_with_one_line)
     ck_assert_int_eq(o.status, 0);
     tu_output_free(&o);
     tu_rnr(&o, (const char *[]){"record", "-o", dir, "--", guest("racy"), NULL});
-    ck_assert_msg(o.status == 2 && strstr(o.err, "already holds a recording"), "%s", o.err);
+    ck_assert_msg(o.status == 2 && strstr(o.err, "already holds a bundle"), "%s", o.err);
     tu_output_free(&o);
     tu_rmtree(tmp);
     free(tmp);

@@ -185,6 +185,12 @@ START_TEST(replay_fails_when_its_output_differs_from_the_recording)
             tu_write_file(path, t, tn);
             free(t);
             tu_output o;
+            /* The manifest's digest names the change (exit 2); behind it,
+             * the comparison as the bytes come, on a forged manifest. */
+            tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
+            ck_assert_msg(o.status == 2 && strstr(o.err, "not the recorded file"), "%s", o.err);
+            tu_output_free(&o);
+            tu_bundle_resign(dir, NULL, NULL);
             tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
             char want[128], from[64];
             snprintf(want, sizeof want, "the replay's %s (%zu bytes) differs", streams[st], n);
@@ -195,6 +201,7 @@ START_TEST(replay_fails_when_its_output_differs_from_the_recording)
         }
         tu_write_file(path, orig, n);
         free(orig);
+        tu_bundle_resign(dir, NULL, NULL);
     }
     replay_ok(dir, "stserial", "1", &rec, "files restored");
     tu_output_free(&rec);
@@ -241,11 +248,9 @@ START_TEST(replay_reproduces_endings_inside_a_system_call)
             snprintf(path, sizeof path, "%s/manifest", dir);
             size_t n;
             char *m = (char *)tu_read_file(path, &n);
-            char *at = strstr(m, "exit-status = 143");
-            ck_assert_ptr_nonnull(at);
-            memcpy(at + 14, "134", 3);
-            tu_write_file(path, m, n);
+            ck_assert_ptr_nonnull(strstr(m, "exit-status = 143"));
             free(m);
+            tu_bundle_resign(dir, "exit-status", "134");
             tu_output o;
             tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
             ck_assert_msg(o.status == 1 && strstr(o.err, "ends with status 143"), "exit %d: %s",
@@ -480,17 +485,25 @@ START_TEST(replay_names_what_is_damaged)
     rename(path, saved);
     tu_write_file(path, bytes, n);
     free(bytes);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "not the recorded file",
+                   "changed maxpar");
+    tu_bundle_resign(dir, NULL, NULL);
     expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "maxpar.log", "corrupt maxpar");
     rename(saved, path);
+    tu_bundle_resign(dir, NULL, NULL);
 
-    /* No final log of the format asked for: the message names the
-     * command that writes it. */
+    /* A final log the manifest names is gone: named. A bundle without the
+     * format asked for: the message names the command that writes it. */
     snprintf(path, sizeof path, "%s/stitched.log", dir);
     snprintf(saved, sizeof saved, "%s/stitched.saved", dir);
     rename(path, saved);
     expect_failure((const char *[]){"replay", "--format", "stitched", dir, NULL}, 2,
+                   "stitched.log: the manifest names it but it is missing", "stitched log gone");
+    tu_bundle_resign(dir, NULL, NULL);
+    expect_failure((const char *[]){"replay", "--format", "stitched", dir, NULL}, 2,
                    "rnr backend", "no stitched log");
     rename(saved, path);
+    tu_bundle_resign(dir, NULL, NULL);
 
     /* A corrupt input log. */
     snprintf(path, sizeof path, "%s/input.log", dir);
@@ -500,17 +513,21 @@ START_TEST(replay_names_what_is_damaged)
     rename(path, saved);
     tu_write_file(path, bytes, n);
     free(bytes);
+    tu_bundle_resign(dir, NULL, NULL);
     expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "input.log", "corrupt input");
 
     /* A chunk check that does not match: the first differing chunk is named. */
     rewrite_log(saved, path, change_a_check);
+    tu_bundle_resign(dir, NULL, NULL);
     expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 1,
                    "replay diverged at cpu", "changed check");
 
     /* An input the guest reads, changed: the replay diverges. */
     rewrite_log(saved, path, change_a_result);
+    tu_bundle_resign(dir, NULL, NULL);
     expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 1, "diverge", "changed input");
     rename(saved, path);
+    tu_bundle_resign(dir, NULL, NULL);
 
     /* A token removed (threads on 4 CPUs): the chunk waiting for it can
      * never run, and the replay says so instead of hanging. */
@@ -522,6 +539,7 @@ START_TEST(replay_names_what_is_damaged)
     snprintf(saved, sizeof saved, "%s/maxpar.saved", mdir);
     rename(path, saved);
     drop_an_awaited_token(saved, path);
+    tu_bundle_resign(mdir, NULL, NULL);
     expect_failure((const char *[]){"replay", "-j", "2", "--quiet", mdir, NULL}, 1, "deadlock",
                    "token removed");
     free(mdir);
@@ -530,7 +548,7 @@ START_TEST(replay_names_what_is_damaged)
     expect_failure((const char *[]){"replay", "--program", guest("racy"), dir, NULL}, 2,
                    "not the recorded program", "wrong program");
 
-    /* An unfinished recording (its manifest says so). */
+    /* A manifest changed by hand: its checksum says so. */
     snprintf(path, sizeof path, "%s/manifest", dir);
     bytes = tu_read_file(path, &n);
     char *text = strndup((char *)bytes, n);
@@ -539,7 +557,12 @@ START_TEST(replay_names_what_is_damaged)
     memcpy(st, "status = failed  ", 17);
     tu_write_file(path, text, n);
     free(text);
+    expect_failure((const char *[]){"replay", dir, NULL}, 2, "the manifest was changed or damaged",
+                   "manifest changed");
+    tu_write_file(path, bytes, n);
     free(bytes);
+    /* An unfinished recording (its manifest says so). */
+    tu_bundle_resign(dir, "status", "incomplete: the test says so");
     expect_failure((const char *[]){"replay", dir, NULL}, 2, "did not finish", "unfinished");
     free(dir);
     tu_rmtree(tmp);

@@ -1,6 +1,9 @@
 /* tests/testutil.c: shared test helpers. */
 #include "tests/testutil.h"
 
+#include "formats/bundle.h"
+#include "formats/digest.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -230,4 +233,37 @@ void tu_synth_random(synth_config *c, uint64_t *rng, uint64_t insns_spread)
     c->syscall_rate = 0.2 * (double)tu_below(rng, 3);
     c->rru.chunk_max = 50 + tu_below(rng, 1000);
     c->rru.msp = 800 + tu_below(rng, 6000);
+}
+
+void tu_bundle_resign(const char *dir, const char *key, const char *value)
+{
+    char err[1024];
+    rnr_manifest *m = rnr_manifest_load(tu_path(dir, "manifest"), err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    rnr_manifest *out = rnr_manifest_new();
+    for (size_t i = 0; i < rnr_manifest_count(m); i++) {
+        const char *k = rnr_manifest_key(m, i);
+        if (strncmp(k, "file.", 5) != 0)
+            rnr_manifest_set(out, k, key && strcmp(k, key) == 0 ? value : rnr_manifest_value(m, i));
+    }
+    if (key && !rnr_manifest_get(out, key))
+        rnr_manifest_set(out, key, value);
+    for (int f = 0; f < RNR_BF_COUNT; f++) {
+        const char *name = rnr_bundle_file_name((rnr_bundle_file)f);
+        char kb[128], ks[128];
+        snprintf(kb, sizeof kb, "file.%s.bytes", name);
+        snprintf(ks, sizeof ks, "file.%s.sha256", name);
+        struct stat st;
+        if (stat(tu_path(dir, name), &st) != 0)
+            continue;
+        uint8_t d[32];
+        char hex[RNR_SHA256_HEX];
+        ck_assert_msg(rnr_sha256_file(tu_path(dir, name), d, err, sizeof err) == 0, "%s", err);
+        rnr_hex(d, 32, hex);
+        rnr_manifest_set_u64(out, kb, (uint64_t)st.st_size);
+        rnr_manifest_set(out, ks, hex);
+    }
+    ck_assert_msg(rnr_manifest_save(out, tu_path(dir, "manifest"), err, sizeof err) == 0, "%s", err);
+    rnr_manifest_free(m);
+    rnr_manifest_free(out);
 }

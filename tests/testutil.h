@@ -46,6 +46,12 @@ size_t tu_write_counting(const char *path, int count);
 /* Whole file, NUL-terminated after *n bytes; fails the test if unreadable. */
 uint8_t *tu_read_file(const char *path, size_t *n);
 
+/* A forger's tool, to reach the checks behind the bundle's digests: sets
+ * manifest KEY of bundle DIR to VALUE (NULL: leaves the keys), then makes
+ * the file.NAME.* keys name exactly the bundle files now in DIR, with
+ * their sizes and digests, and saves the manifest with a valid checksum. */
+void tu_bundle_resign(const char *dir, const char *key, const char *value);
+
 /* Seed for a randomized test: $RNR_TEST_SEED if set, else BASE. Failing
  * assertions should print it so that the case can be rerun. */
 uint64_t tu_seed(uint64_t base);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "backend/passes.h"
-#include "tools/bundle.h"
+#include "formats/bundle.h"
 #include "tools/cli.h"
 
 const char cmd_backend_help[] =
@@ -18,49 +18,13 @@ const char cmd_backend_help[] =
     "Runs the backend passes on the recording bundle DIR (DIR/manifest and\n"
     "DIR/initial.log) and writes DIR/maxpar.log (pass 1), DIR/stitched.log\n"
     "(pass 2), DIR/serial.log and DIR/stserial.log (pass 3 on each), replacing\n"
-    "earlier ones. Prints one line per log: entries, tokens, file bytes, seconds.\n"
+    "earlier ones. The bundle's initial.log must match its recorded digest.\n"
+    "The new logs are written under temporary names and put in place with the\n"
+    "manifest's digests in one step, so that a replay running at the same time\n"
+    "reads the old logs or the new, never a mix. A bundle still being recorded\n"
+    "is refused. Prints one line per log: entries, tokens, file bytes, seconds.\n"
     "  --progress        report progress on stderr (default: when it is a terminal)\n"
     "  --compress LEVEL  zlib level 1-9 for the output blocks (default 0: none)\n";
-
-static const struct {
-    pass_kind kind;
-    const char *in, *out;
-} steps[] = {
-    { PASS_MAXPAR, "initial", "maxpar" },
-    { PASS_STITCH, "maxpar", "stitched" },
-    { PASS_SERIAL, "maxpar", "serial" },
-    { PASS_SERIAL, "stitched", "stserial" },
-};
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int backend_bundle_passes(const char *dir, int skip_maxpar, const pass_options *opt, FILE *report,
-                          char *err, size_t errlen)
-{
-    char a[4096], b[4096];
-    if (report)
-        fprintf(report, "%-9s %12s %10s %12s %9s\n", "log", "entries", "tokens", "bytes", "seconds");
-    for (size_t i = skip_maxpar ? 1 : 0; i < sizeof steps / sizeof steps[0]; i++) {
-        snprintf(a, sizeof a, "%s/%s.log", dir, steps[i].in);
-        snprintf(b, sizeof b, "%s/%s.log", dir, steps[i].out);
-        pass_summary s;
-        double t0 = seconds();
-        if (pass_run_files(steps[i].kind, a, b, opt, &s, err, errlen) < 0)
-            return -1;
-        double t = seconds() - t0;
-        uint64_t tokens = steps[i].kind == PASS_MAXPAR ? s.maxpar.tokens
-                          : steps[i].kind == PASS_STITCH ? s.stitch.tokens_out : 0;
-        if (report)
-            fprintf(report, "%-9s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %9.3f\n", steps[i].out,
-                    s.out_counts.records, tokens, s.out_counts.stored_bytes, t);
-    }
-    return 0;
-}
 
 int cmd_backend(int argc, char **argv)
 {
@@ -86,16 +50,15 @@ int cmd_backend(int argc, char **argv)
     }
     if (!dir)
         return cli_usage("backend", "missing DIR");
-    struct stat st;
-    char a[4096], err[RNR_ERR_MAX];
-    if (stat(dir, &st) != 0)
-        return cli_bad_input("backend", "%s: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return cli_bad_input("backend", "%s: not a directory (a recording bundle)", dir);
-    snprintf(a, sizeof a, "%s/manifest", dir);
-    if (stat(a, &st) != 0)
-        return cli_bad_input("backend", "%s: %s (is %s a recording bundle?)", a, strerror(errno), dir);
-    if (backend_bundle_passes(dir, 0, &opt, stdout, err, sizeof err) < 0)
+    char err[RNR_ERR_MAX];
+    rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_UPDATE, err, sizeof err);
+    if (!b)
+        return cli_bad_input("backend", "%s", err);
+    rnr_bundle_unlock(b);
+    int rc = pass_bundle(b, 0, &opt, stdout, err, sizeof err) < 0 ||
+             rnr_bundle_publish(b, err, sizeof err) < 0;
+    rnr_bundle_close(b);
+    if (rc)
         return cli_bad_input("backend", "%s", err);
     return RNR_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rru/clock.h"
 #include "backend/passes.h"
 #include "tools/cli.h"
 
@@ -39,13 +40,6 @@ const char cmd_serial_help[] =
     "consecutive entries of one thread merged: MaxPar -> Serial, Stitched ->\n"
     "StSerial. IN and OUT may be '-'.\n"
     "  --progress, --stats, --compress LEVEL   as for rnr maxpar\n";
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void print_stats(const char *name, pass_kind kind, const pass_summary *s, double t)
 {
@@ -103,11 +97,11 @@ static int run_pass(const char *name, pass_kind kind, int argc, char **argv)
         return cli_usage(name, "IN and OUT are the same file");
     char err[RNR_ERR_MAX];
     pass_summary s;
-    double t0 = seconds();
+    double t0 = host_seconds();
     if (pass_run_files(kind, files[0], files[1], &opt, &s, err, sizeof err) < 0)
         return cli_bad_input(name, "%s", err);
     if (stats)
-        print_stats(name, kind, &s, seconds() - t0);
+        print_stats(name, kind, &s, host_seconds() - t0);
     return RNR_EXIT_OK;
 }
 

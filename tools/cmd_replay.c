@@ -107,25 +107,10 @@ int cmd_replay(int argc, char **argv)
                     "using %u\n", workers, rp_exec_cpus(x), rp_exec_cpus(x));
         workers = rp_exec_cpus(x);
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.log", dir, rnr_log_kind_name((uint32_t)kind));
-    if (access(path, F_OK) != 0 && errno == ENOENT) {
-        /* A bundle recorded without --backend has only the initial log. */
-        rp_exec_free(x);
-        return cli_bad_input("replay", "%s: no such file: the bundle has no %s log yet ('rnr "
-                             "backend %s' writes all four; 'rnr record --backend' records with them)",
-                             path, format, dir);
-    }
-    rnr_reader *r = rnr_reader_open(path, err, sizeof err);
+    rnr_reader *r = rp_exec_open_log(x, (uint32_t)kind, err, sizeof err);
     if (!r) {
         rp_exec_free(x);
         return cli_bad_input("replay", "%s", err);
-    }
-    if (rnr_reader_header(r)->kind != (uint32_t)kind) {
-        rnr_reader_close(r);
-        rp_exec_free(x);
-        return cli_bad_input("replay", "%s: a %s log, not a %s log", path,
-                             rnr_log_kind_name(rnr_reader_header(r)->kind), format);
     }
     rp_result res;
     uint64_t total = rp_exec_instructions(x);

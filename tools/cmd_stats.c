@@ -10,7 +10,7 @@
 #include "backend/maxpar.h"
 #include "backend/metrics.h"
 #include "formats/dump.h"
-#include "formats/manifest.h"
+#include "formats/bundle.h"
 #include "backend/oracle.h"
 #include "tools/cli.h"
 
@@ -157,36 +157,34 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
     return failed ? -1 : 0;
 }
 
-static const char *const bundle_logs[] = {
-    "initial.log", "input.log", "maxpar.log", "stitched.log", "serial.log", "stserial.log",
+static const rnr_bundle_file bundle_logs[] = {
+    RNR_BF_INITIAL, RNR_BF_INPUT, RNR_BF_MAXPAR, RNR_BF_STITCHED, RNR_BF_SERIAL, RNR_BF_STSERIAL,
 };
 
 static int stats_dir(const char *dir)
 {
     char path[4096], err[RNR_ERR_MAX];
-    snprintf(path, sizeof path, "%s/manifest", dir);
-    rnr_manifest *m = rnr_manifest_load(path, err, sizeof err);
-    if (!m)
-        return cli_bad_input("stats", "%s (is %s a recording bundle?)", err, dir);
-    uint64_t insns = 0;
-    int have_insns = rnr_manifest_get_u64(m, "instructions", &insns) == 0;
-    const char *prog = rnr_manifest_get(m, "program");
-    printf("bundle: %s\nprogram: %s\ninstructions: %s%" PRIu64 "\n", dir, prog ? prog : "?",
-           have_insns ? "" : "unknown ", insns);
-    uint64_t cycles;
-    if (rnr_manifest_get_u64(m, "cycles", &cycles) == 0)
-        printf("recorded cycles: %" PRIu64 " (compare: rnr stats on a final log, replay.cycles.wN)\n",
-               cycles);
+    rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
+    if (!b)
+        return cli_bad_input("stats", "%s", err);
+    rnr_bundle_unlock(b);
+    uint64_t insns = rnr_bundle_u64(b, "instructions");
+    printf("bundle: %s\nprogram: %s\ninstructions: %" PRIu64 "\n", dir, rnr_bundle_str(b, "program"),
+           insns);
+    printf("recorded cycles: %" PRIu64 " (compare: rnr stats on a final log, replay.cycles.wN)\n",
+           rnr_bundle_u64(b, "cycles"));
     printf("%-10s %10s %8s %12s %12s %12s %10s %10s %12s %9s\n", "log", "records", "threads",
            "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib", "crit.path",
            "parallel");
     int rc = RNR_EXIT_OK, found = 0;
     for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, bundle_logs[i]);
-        struct stat st;
-        if (stat(path, &st) != 0)
+        if (!rnr_bundle_has(b, bundle_logs[i]))
             continue;
         found++;
+        if (rnr_bundle_check_file(b, bundle_logs[i], path, sizeof path, err, sizeof err) < 0) {
+            rc = cli_bad_input("stats", "%s", err);
+            continue;
+        }
         rnr_log_summary s;
         int sr = rnr_log_summarize(path, &s, err, sizeof err);
         if (sr < 0) {
@@ -213,10 +211,12 @@ static int stats_dir(const char *dir)
     }
     /* With the recorder's truth: the two upper bounds beside the formats. */
     char ipath[4096];
-    snprintf(path, sizeof path, "%s/truth.deps", dir);
-    snprintf(ipath, sizeof ipath, "%s/initial.log", dir);
-    struct stat tst;
-    if (stat(path, &tst) == 0 && stat(ipath, &tst) == 0) {
+    if (rnr_bundle_has(b, RNR_BF_TRUTH) &&
+        rnr_bundle_check_file(b, RNR_BF_TRUTH, path, sizeof path, err, sizeof err) < 0) {
+        rc = cli_bad_input("stats", "%s", err);
+    } else if (rnr_bundle_has(b, RNR_BF_TRUTH) &&
+               rnr_bundle_path(dir, rnr_bundle_file_name(RNR_BF_INITIAL), ipath, sizeof ipath, err,
+                               sizeof err) == 0) {
         oracle_bounds ob;
         if (oracle_compute_file(ipath, path, ORACLE_WINDOW, ORACLE_HOLD_MSP, &ob, err, sizeof err) < 0) {
             rc = cli_bad_input("stats", "%s", err);
@@ -234,7 +234,7 @@ static int stats_dir(const char *dir)
                 printf("oracle: held whole (%s; window %u chunks)\n", ob.why, ORACLE_WINDOW);
         }
     }
-    rnr_manifest_free(m);
+    rnr_bundle_close(b);
     if (!found)
         return cli_bad_input("stats", "%s: no logs in this bundle", dir);
     return rc;

@@ -12,6 +12,7 @@
 #include "backend/passes.h"
 #include "backend/verify.h"
 #include "formats/log.h"
+#include "formats/bundle.h"
 #include "tools/cli.h"
 
 const char cmd_verify_help[] =
@@ -23,20 +24,15 @@ const char cmd_verify_help[] =
     "Checked: each recorded dependence (source chunk -> the first chunk of the\n"
     "successor CPU with TS > the dependence time; none: legitimately discarded),\n"
     "each thread's order across CPUs, for Serial/StSerial each CPU's order, and,\n"
-    "if DIR/truth.deps exists (rnr synth writes it) or --truth is given, every\n"
-    "ground-truth dependence. FORMAT initial checks only the initial log's own\n"
+    "if the bundle has truth.deps (rnr record --truth, rnr synth) or --truth is\n"
+    "given, every ground-truth dependence. Every file used must match the\n"
+    "manifest's digest; a truth.deps the manifest names must be there. FORMAT initial checks only the initial log's own\n"
     "DAG against the ground truth (did the recorder miss a dependence?).\n"
     "Exit status 0: all hold; 1: a log violates one (the first is named: CPUs,\n"
     "chunk indices, TIDs, times); 2: bad usage or unreadable input.\n"
     "  --progress   report progress on stderr (default: when it is a terminal)\n";
 
 static const char *const formats[] = { "maxpar", "stitched", "serial", "stserial" };
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 static void print_ok(const char *file, const verify_report *r, int initial)
 {
@@ -85,19 +81,26 @@ int cmd_verify(int argc, char **argv)
                              "initial or all)", format);
     }
     char path[4096], err[RNR_ERR_MAX];
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return cli_bad_input("verify", "%s: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return cli_bad_input("verify", "%s: not a directory (a recording bundle)", dir);
-    snprintf(path, sizeof path, "%s/initial.log", dir);
-    verify_ctx *v = verify_open(path, err, sizeof err);
-    if (!v)
+    rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
+    if (!b)
         return cli_bad_input("verify", "%s", err);
-    if (!truth_path && !no_truth) {
-        snprintf(path, sizeof path, "%s/truth.deps", dir);
-        if (exists(path))
-            truth_path = path;
+    if (rnr_bundle_check_file(b, RNR_BF_INITIAL, path, sizeof path, err, sizeof err) < 0) {
+        rnr_bundle_close(b);
+        return cli_bad_input("verify", "%s", err);
+    }
+    verify_ctx *v = verify_open(path, err, sizeof err);
+    if (!v) {
+        rnr_bundle_close(b);
+        return cli_bad_input("verify", "%s", err);
+    }
+    /* The bundle's truth, when it names one, must be there and intact. */
+    if (!truth_path && !no_truth && rnr_bundle_has(b, RNR_BF_TRUTH)) {
+        if (rnr_bundle_check_file(b, RNR_BF_TRUTH, path, sizeof path, err, sizeof err) < 0) {
+            verify_free(v);
+            rnr_bundle_close(b);
+            return cli_bad_input("verify", "%s", err);
+        }
+        truth_path = path;
     }
     char tpath[4096];
     if (truth_path && !no_truth) {
@@ -105,6 +108,7 @@ int cmd_verify(int argc, char **argv)
         truth_path = tpath;
         if (verify_set_truth_file(v, tpath, err, sizeof err) < 0) {
             verify_free(v);
+            rnr_bundle_close(b);
             return cli_bad_input("verify", "%s", err);
         }
     }
@@ -113,11 +117,13 @@ int cmd_verify(int argc, char **argv)
     if (format && strcmp(format, "initial") == 0) {
         if (!truth_path || no_truth) {
             verify_free(v);
+            rnr_bundle_close(b);
             return cli_bad_input("verify", "%s: no ground truth to check the initial log against "
                                  "(truth.deps or --truth FILE)", dir);
         }
         if (verify_initial(v, &rep, err, sizeof err) < 0) {
             verify_free(v);
+            rnr_bundle_close(b);
             return cli_bad_input("verify", "%s", err);
         }
         if (rep.ok)
@@ -125,19 +131,26 @@ int cmd_verify(int argc, char **argv)
         else
             fprintf(stderr, "rnr verify: %s (%" PRIu64 " violations)\n", rep.message, rep.violations);
         verify_free(v);
+        rnr_bundle_close(b);
         return rep.ok ? RNR_EXIT_OK : RNR_EXIT_FAILED;
     }
     for (size_t i = 0; i < 4; i++) {
         int wanted = !format || strcmp(format, "all") == 0 || strcmp(format, formats[i]) == 0;
         if (!wanted)
             continue;
-        snprintf(path, sizeof path, "%s/%s.log", dir, formats[i]);
-        if (!exists(path)) {
+        rnr_bundle_file bf = (rnr_bundle_file)rnr_bundle_file_of_kind(
+            (uint32_t)rnr_log_kind_parse(formats[i]));
+        if (!rnr_bundle_has(b, bf)) {
             if (format && strcmp(format, "all") != 0)
-                rc = cli_bad_input("verify", "%s: %s (run 'rnr backend %s')", path, strerror(ENOENT), dir);
+                rc = cli_bad_input("verify", "%s/%s.log: the bundle has no such log (run 'rnr backend "
+                                   "%s')", dir, formats[i], dir);
             continue;
         }
         checked++;
+        if (rnr_bundle_check_file(b, bf, path, sizeof path, err, sizeof err) < 0) {
+            rc = cli_bad_input("verify", "%s", err);
+            continue;
+        }
         rnr_reader *r = rnr_reader_open(path, err, sizeof err);
         if (!r) {
             rc = cli_bad_input("verify", "%s", err);
@@ -167,6 +180,7 @@ int cmd_verify(int argc, char **argv)
         rnr_reader_close(r);
     }
     verify_free(v);
+    rnr_bundle_close(b);
     if (!checked && rc == RNR_EXIT_OK)
         return cli_bad_input("verify", "%s: no final logs (run 'rnr backend %s' first)", dir, dir);
     return rc;

@@ -1,0 +1,125 @@
+/* formats/bundle.h: the recording bundle, owned by this one module: its
+ * file names, the manifest's schema and checks, exclusive creation, atomic
+ * writes and the status (docs/formats.md, "Bundle"). Every reader and
+ * writer of a bundle goes through it. */
+#ifndef RNR_FORMATS_BUNDLE_H
+#define RNR_FORMATS_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/manifest.h"
+
+/* The files a bundle may hold besides its manifest. */
+typedef enum rnr_bundle_file {
+    RNR_BF_PROGRAM,
+    RNR_BF_INITIAL,
+    RNR_BF_INPUT,
+    RNR_BF_STDOUT,
+    RNR_BF_STDERR,
+    RNR_BF_TRUTH,
+    RNR_BF_MAXPAR,
+    RNR_BF_STITCHED,
+    RNR_BF_SERIAL,
+    RNR_BF_STSERIAL,
+    RNR_BF_COUNT
+} rnr_bundle_file;
+
+/* "initial.log", "program", ...; the name inside the bundle directory. */
+const char *rnr_bundle_file_name(rnr_bundle_file f);
+/* The bundle file holding a log of KIND (RNR_LOG_*), or -1. */
+int rnr_bundle_file_of_kind(uint32_t kind);
+/* DIR/NAME into out; 0, or -1 (with a message in err) if it does not fit. */
+int rnr_bundle_path(const char *dir, const char *name, char *out, size_t len, char *err,
+                    size_t errlen);
+
+/* The status values (the manifest's `status`); a final status is set only
+ * once every file the manifest names is in place. */
+#define RNR_BUNDLE_RECORDING "recording"
+#define RNR_BUNDLE_COMPLETE "complete"
+#define RNR_BUNDLE_INTERRUPTED "interrupted"   /* "interrupted: REASON" */
+#define RNR_BUNDLE_INCOMPLETE "incomplete"     /* "incomplete: REASON" (the recorder failed) */
+#define RNR_BUNDLE_ABANDONED "abandoned"       /* "abandoned: REASON" */
+
+typedef struct rnr_bundle rnr_bundle;
+
+/* ---- writing a new bundle ---- */
+
+/* Creates bundle DIR exclusively: DIR must not exist or be an empty
+ * directory, and of several processes creating it at once exactly one
+ * succeeds (the manifest, status `recording`, is created with O_EXCL).
+ * KIND is the manifest's kind ("recording", "synthetic"). NULL with a
+ * message naming DIR; then nothing in DIR was touched. */
+rnr_bundle *rnr_bundle_create(const char *dir, const char *kind, char *err, size_t errlen);
+
+/* The manifest in memory; the bundle owns it. Keys are set by the writer
+ * and saved by rnr_bundle_save. */
+rnr_manifest *rnr_bundle_manifest(rnr_bundle *b);
+const char *rnr_bundle_dir(const rnr_bundle *b);
+
+/* The temporary path at which file F is written until it is committed
+ * (DIR/.NAME.PID.part); valid while the bundle is open. */
+const char *rnr_bundle_tmp_path(rnr_bundle *b, rnr_bundle_file f);
+/* Puts F in place: fsyncs its temporary file, renames it to DIR/NAME and
+ * records its size and SHA-256 (file.NAME.bytes, file.NAME.sha256) in the
+ * manifest in memory. 0, or -1 with err. */
+int rnr_bundle_commit(rnr_bundle *b, rnr_bundle_file f, char *err, size_t errlen);
+/* 1 if this process wrote F to its temporary path and has not committed it. */
+int rnr_bundle_written(const rnr_bundle *b, rnr_bundle_file f);
+/* Where F is now: its temporary path if this process wrote it and has not
+ * committed it yet, else DIR/NAME. 0, or -1 with err if it does not fit. */
+int rnr_bundle_current_path(const rnr_bundle *b, rnr_bundle_file f, char *out, size_t len,
+                            char *err, size_t errlen);
+/* Removes F's temporary file, if any. */
+void rnr_bundle_discard(rnr_bundle *b, rnr_bundle_file f);
+/* Writes the manifest atomically with STATUS ("complete", "interrupted:
+ * SIGTERM", ...). 0, or -1 with err. */
+int rnr_bundle_save(rnr_bundle *b, const char *status, char *err, size_t errlen);
+/* Frees B (temporary files not committed are removed). */
+void rnr_bundle_close(rnr_bundle *b);
+
+/* ---- reading and updating a bundle ---- */
+
+enum {
+    RNR_BUNDLE_ANY = 0,          /* any status (rnr info, rnr stats) */
+    RNR_BUNDLE_FINISHED = 1,     /* complete or interrupted: replayable */
+    RNR_BUNDLE_UPDATE = 2,       /* also: the caller will commit files (rnr backend) */
+};
+
+/* Opens bundle DIR: loads the manifest (checksum, version), checks every
+ * key of its schema (present, well formed, consistent) and, with
+ * RNR_BUNDLE_FINISHED, that the status is final and replayable. A shared
+ * lock on DIR is held until rnr_bundle_unlock or close, so that files the
+ * caller opens meanwhile are the ones the manifest names. NULL with a
+ * message naming the key or file. */
+rnr_bundle *rnr_bundle_open(const char *dir, unsigned flags, char *err, size_t errlen);
+/* Ends the shared lock (the files opened so far stay valid). */
+void rnr_bundle_unlock(rnr_bundle *b);
+const rnr_manifest *rnr_bundle_get(const rnr_bundle *b);
+/* The manifest's `kind` and `status`. */
+const char *rnr_bundle_kind(const rnr_bundle *b);
+const char *rnr_bundle_status(const rnr_bundle *b);
+/* 1 if the manifest names file F. */
+int rnr_bundle_has(const rnr_bundle *b, rnr_bundle_file f);
+/* Checks that F is named by the manifest and that DIR/NAME has its size and
+ * SHA-256; its path into PATH. 0, or -1 with err naming the file and both
+ * whole digests. */
+int rnr_bundle_check_file(const rnr_bundle *b, rnr_bundle_file f, char *path, size_t len,
+                          char *err, size_t errlen);
+/* The same for a file outside the bundle that must equal F (a program not
+ * packed): size and digest of PATH against F's keys. */
+int rnr_bundle_check_copy(const rnr_bundle *b, rnr_bundle_file f, const char *path, char *err,
+                          size_t errlen);
+/* The manifest's u64 KEY, which the schema checked: aborts if absent. */
+uint64_t rnr_bundle_u64(const rnr_bundle *b, const char *key);
+/* The manifest's string KEY, which the schema checked: aborts if absent. */
+const char *rnr_bundle_str(const rnr_bundle *b, const char *key);
+
+/* Updating (opened with RNR_BUNDLE_UPDATE): files go to their temporary
+ * paths (rnr_bundle_tmp_path), then rnr_bundle_publish takes the exclusive
+ * lock, renames every file written, adds their keys and saves the manifest
+ * in one step, so that a concurrent reader sees the old files or the new,
+ * never a mix. 0, or -1 with err. */
+int rnr_bundle_publish(rnr_bundle *b, char *err, size_t errlen);
+
+#endif
