@@ -264,6 +264,10 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     cfg.machine.cores = (unsigned)cpus;
     cfg.machine.seed = seed;
     cfg.quantum = quantum;
+    /* The guest's RLIMIT_AS: mmap, brk and mremap run again under it. A
+     * bundle without the key was recorded when there was no limit. */
+    if (rnr_manifest_get_u64(m, "mem-limit", &cfg.mem_limit) < 0)
+        cfg.mem_limit = DRV_MEM_UNLIMITED;
     cfg.execfn = recorded;
     cfg.random_bytes = start->data;
     cfg.output = on_output;
