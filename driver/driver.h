@@ -16,11 +16,25 @@
 /* Exit status of `rnr run` when every guest thread is blocked forever. */
 #define DRV_EXIT_DEADLOCK 124
 
+/* The guest's memory limit unless configured (drv_config.mem_limit): 4 GiB
+ * of committed memory (driver/vm.h). */
+#define DRV_MEM_LIMIT_DEFAULT (4ull << 30)
+/* drv_config.mem_limit for no limit (RLIM_INFINITY). */
+#define DRV_MEM_UNLIMITED UINT64_MAX
+/* A limit this large (the whole Sv39 user address space) never refuses. */
+#define DRV_MEM_LIMIT_MAX (256ull << 30)
+
 typedef struct drv_access drv_access;
 
 typedef struct drv_config {
     rru_machine_config machine;  /* cores, seed, latencies */
     uint64_t quantum;            /* preemption quantum in cycles (mean; seeded jitter) */
+    /* The guest's RLIMIT_AS (soft and hard), in bytes: mmap, brk, mremap
+     * and mprotect that would commit more memory than this fail with
+     * ENOMEM, and the program and its stack must fit (docs/driver.md,
+     * "Memory limit"). A replay must be given the recording's.
+     * DRV_MEM_UNLIMITED: no limit. */
+    uint64_t mem_limit;
     /* Host directories (absolute or relative) under which the guest may
      * create, truncate and write files; none = read-only. */
     const char *const *allow_write;
@@ -72,9 +86,9 @@ struct drv_access {
     int write;
 };
 
-/* Defaults: 8 cores, seed 1, quantum 100000 cycles, read-only files,
- * stdio passthrough, no input log, no recording (RRU defaults of
- * rru_config_default). */
+/* Defaults: 8 cores, seed 1, quantum 100000 cycles, a memory limit of
+ * DRV_MEM_LIMIT_DEFAULT, read-only files, stdio passthrough, no input log,
+ * no recording (RRU defaults of rru_config_default). */
 void drv_config_default(drv_config *c);
 
 typedef enum drv_end {

@@ -20,11 +20,16 @@
 
 #define GUEST_PID 1000u
 
+_Static_assert(DRV_MEM_LIMIT_MAX == VM_USER_TOP, "the largest memory limit is the user address space");
+_Static_assert(DRV_MEM_UNLIMITED == VM_NO_LIMIT && VM_NO_LIMIT == LX_RLIM_INFINITY,
+               "no memory limit is RLIM_INFINITY");
+
 void drv_config_default(drv_config *c)
 {
     memset(c, 0, sizeof *c);
     rru_machine_config_default(&c->machine);
     c->quantum = 100000;
+    c->mem_limit = DRV_MEM_LIMIT_DEFAULT;
     c->stdin_fd = 0;
     c->stdout_fd = 1;
     c->stderr_fd = 2;
@@ -285,6 +290,13 @@ static const rru_env_ops env_ops = {env_csr_read, env_sc};
 
 /* ---- loading ---- */
 
+/* The message for a program whose image and stack exceed the memory limit. */
+static void too_big(const drv_proc *p, const char *program, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: the program and its stack do not fit in the memory limit of %" PRIu64
+             " bytes (--mem-limit)", program, vm_limit(p->vm));
+}
+
 static int load_image(drv_proc *p, char *err, size_t errlen)
 {
     const loader_image *img = &p->img;
@@ -310,6 +322,10 @@ static int load_image(drv_proc *p, char *err, size_t errlen)
             uint64_t dlen = s->filesz > skip ? s->filesz - skip : 0;
             int rc = vm_map_image(p->vm, start, end - start, s->prot, s->vaddr + skip,
                                   s->data + skip, dlen);
+            if (rc == -LX_ENOMEM && vm_limit(p->vm) != VM_NO_LIMIT) {
+                too_big(p, img->path, err, errlen);
+                return -1;
+            }
             if (rc < 0) {
                 snprintf(err, errlen, "%s: cannot map segment at 0x%" PRIx64 " (error %d)",
                          img->path, s->vaddr, -rc);
@@ -331,7 +347,12 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
                        size_t errlen)
 {
     uint64_t bottom = VM_STACK_TOP - VM_STACK_SIZE;
-    if (vm_map_fixed(p->vm, bottom, VM_STACK_SIZE, LX_PROT_READ | LX_PROT_WRITE, VM_STACK) < 0) {
+    int rc = vm_map_fixed(p->vm, bottom, VM_STACK_SIZE, LX_PROT_READ | LX_PROT_WRITE, VM_STACK);
+    if (rc == -LX_ENOMEM && vm_limit(p->vm) != VM_NO_LIMIT) {
+        too_big(p, program, err, errlen);
+        return -1;
+    }
+    if (rc < 0) {
         snprintf(err, errlen, "%s: cannot map the stack", program);
         return -1;
     }
@@ -398,6 +419,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     p->rlim_cur[LX_RLIMIT_NOFILE] = FD_MAX;
     p->rlim_max[LX_RLIMIT_NOFILE] = FD_MAX;
     p->rlim_cur[LX_RLIMIT_CORE] = 0;
+    p->rlim_cur[LX_RLIMIT_AS] = p->rlim_max[LX_RLIMIT_AS] = config->mem_limit;
     files_init(p);
 
     if (config->n_allow_write) {
@@ -428,6 +450,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     p->vm = vm_new(&be);
     if (!p->exe_path || !p->mem || !p->vm)
         goto nomem;
+    vm_set_limit(p->vm, config->mem_limit);
     if (load_image(p, err, errlen) < 0) {
         drv_proc_free(p);
         return NULL;

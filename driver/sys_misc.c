@@ -149,6 +149,8 @@ static int64_t rlimit_op(drv_proc *p, uint64_t res, uint64_t new_addr, uint64_t 
     if (new_addr) {
         p->rlim_cur[res] = ncur;
         p->rlim_max[res] = nmax;
+        if (res == LX_RLIMIT_AS)
+            vm_set_limit(p->vm, ncur);
     }
     return 0;
 }

@@ -393,13 +393,18 @@ static void frame_fault(drv_proc *p, thread *t, uint64_t pc)
 
 /* The handlers' return page, mapped by the first rt_sigaction that installs
  * a handler: a call ordered against every core (ORD_GLOBAL), so replay maps
- * it at the same address. 0, or -1 if the address space is full. */
+ * it at the same address. It stands for Linux's vDSO, which is there from
+ * the start: RLIMIT_AS does not refuse it (the page counts afterwards).
+ * 0, or -1 if the address space is full. */
 static int map_sigtramp(drv_proc *p)
 {
     if (p->sigtramp)
         return 0;
+    uint64_t limit = vm_limit(p->vm);
+    vm_set_limit(p->vm, VM_NO_LIMIT);
     int64_t at = vm_mmap(p->vm, 0, LX_PAGE_SIZE, LX_PROT_READ | LX_PROT_EXEC, LX_MAP_PRIVATE, 1,
                          sigtramp_code, sizeof sigtramp_code, 0);
+    vm_set_limit(p->vm, limit);
     if (at < 0)
         return -1;
     p->sigtramp = (uint64_t)at;

@@ -1,6 +1,7 @@
 /* driver/vm.c: the address space: a sorted array of regions (few dozen in
  * practice), split and merged as Linux splits and merges its VMAs, with the
- * argument checks of mm/mmap.c, mm/mprotect.c and mm/madvise.c. */
+ * argument checks of mm/mmap.c, mm/mprotect.c and mm/madvise.c, and the
+ * memory limit (vm_set_limit). */
 #include "driver/vm.h"
 
 #include <inttypes.h>
@@ -22,6 +23,7 @@ struct vm {
     vm_region *r;            /* sorted by start, disjoint */
     size_t n, cap;
     uint64_t brk_start, brk;
+    uint64_t limit;          /* on the committed bytes (VM_NO_LIMIT: none) */
 };
 
 #define PAGE_UP(x) (((x) + LX_PAGE_MASK) & ~LX_PAGE_MASK)
@@ -58,6 +60,7 @@ vm *vm_new(const vm_backend *backend)
     if (!v)
         return NULL;
     v->be = *backend;
+    v->limit = VM_NO_LIMIT;
     return v;
 }
 
@@ -81,6 +84,36 @@ uint64_t vm_mapped_bytes(const vm *v)
     for (size_t i = 0; i < v->n; i++)
         sum += v->r[i].end - v->r[i].start;
     return sum;
+}
+
+uint64_t vm_committed_bytes(const vm *v)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->r[i].committed)
+            sum += v->r[i].end - v->r[i].start;
+    return sum;
+}
+
+void vm_set_limit(vm *v, uint64_t limit) { v->limit = limit; }
+uint64_t vm_limit(const vm *v) { return v->limit; }
+
+#define PROT_RWX (LX_PROT_READ | LX_PROT_WRITE | LX_PROT_EXEC)
+
+/* Whether a new region counts against the limit: all but anonymous
+ * reservations (PROT_NONE), which cost nothing until made accessible. */
+static int commits(vm_kind kind, int prot)
+{
+    return (prot & PROT_RWX) != 0 || kind == VM_FILE || kind == VM_IMAGE;
+}
+
+/* Linux's may_expand_vm for RLIMIT_AS: 1 if ADD more committed bytes (page
+ * multiples) keep the committed pages within the limit's pages. */
+static int may_expand(const vm *v, uint64_t add)
+{
+    uint64_t have = vm_committed_bytes(v) / LX_PAGE_SIZE, more = add / LX_PAGE_SIZE,
+             max = v->limit / LX_PAGE_SIZE;
+    return more <= max && have <= max - more;
 }
 
 /* Index of the first region whose end is above ADDR (n if none). */
@@ -179,10 +212,12 @@ static int split_at(vm *v, uint64_t addr)
 static int same_kind(const vm_region *a, const vm_region *b)
 {
     return a->end == b->start && a->prot == b->prot && a->kind == b->kind &&
-           a->blob == b->blob && (!a->blob || a->blob_off + (a->end - a->start) == b->blob_off);
+           a->committed == b->committed && a->blob == b->blob &&
+           (!a->blob || a->blob_off + (a->end - a->start) == b->blob_off);
 }
 
-/* Merges neighbours that Linux would merge (same protection and origin). */
+/* Merges neighbours that Linux would merge (same protection, origin and
+ * accounting). */
 static void merge_around(vm *v, uint64_t lo, uint64_t hi)
 {
     size_t i = first_ending_above(v, lo);
@@ -217,15 +252,27 @@ static int range_free(const vm *v, uint64_t lo, uint64_t hi)
     return i == v->n || v->r[i].start >= hi;
 }
 
+/* Bytes of [lo, hi) in committed regions. */
+static uint64_t committed_in(const vm *v, uint64_t lo, uint64_t hi)
+{
+    uint64_t sum = 0;
+    for (size_t i = first_ending_above(v, lo); i < v->n && v->r[i].start < hi; i++)
+        if (v->r[i].committed)
+            sum += (v->r[i].end < hi ? v->r[i].end : hi) - (v->r[i].start > lo ? v->r[i].start : lo);
+    return sum;
+}
+
 /* Maps the region REG (free, page aligned) and fills it with DATA_LEN
  * bytes of DATA at FILL_ADDR; the blob that keeps the bytes for madvise
  * re-reads starts at "file offset" BLOB_OFF. The region is in the list
  * before the backend fills it, so that the backend can find its protection.
- * 0 or -errno. */
+ * 0 or -errno (-ENOMEM beyond the limit). */
 static int map_region(vm *v, vm_region reg, const uint8_t *data, uint64_t data_len,
                       uint64_t blob_off, uint64_t fill_addr)
 {
     uint64_t len = reg.end - reg.start;
+    if (reg.committed && !may_expand(v, len))
+        return -LX_ENOMEM;
     if (data_len) {
         reg.blob = blob_new(data, data_len, blob_off);
         if (!reg.blob)
@@ -247,14 +294,14 @@ static int map_region(vm *v, vm_region reg, const uint8_t *data, uint64_t data_l
     return 0;
 }
 
-/* Maps a new region [addr, addr+len) (free, page aligned), fills it with
- * the first DATA_LEN bytes (at most len) of DATA read at file offset OFF,
- * and merges it with like neighbours. Returns addr or -errno. */
+/* Maps a new region [addr, addr+len) (free, page aligned), committed or
+ * not, fills it with the first DATA_LEN bytes (at most len) of DATA read at
+ * file offset OFF, and merges it with like neighbours. Returns addr or
+ * -errno. */
 static int64_t map_new(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind,
-                       const uint8_t *data, uint64_t data_len, uint64_t off)
+                       const uint8_t *data, uint64_t data_len, uint64_t off, int committed)
 {
-    vm_region reg = {addr, addr + len, prot & (LX_PROT_READ | LX_PROT_WRITE | LX_PROT_EXEC), kind,
-                     NULL, off};
+    vm_region reg = {addr, addr + len, prot & PROT_RWX, kind, NULL, off, committed};
     if (data && data_len > len)
         data_len = len;
     int rc = map_region(v, reg, data, data ? data_len : 0, off, addr);
@@ -271,7 +318,7 @@ int vm_map_fixed(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind)
         return -LX_EINVAL;
     if (!range_free(v, addr, addr + len))
         return -LX_EEXIST;
-    int64_t r = map_new(v, addr, len, prot, kind, NULL, 0, 0);
+    int64_t r = map_new(v, addr, len, prot, kind, NULL, 0, 0, commits(kind, prot));
     return r < 0 ? (int)r : 0;
 }
 
@@ -285,8 +332,7 @@ int vm_map_image(vm *v, uint64_t addr, uint64_t len, int prot, uint64_t data_add
         return -LX_EEXIST;
     /* The blob's "file offset" is the guest address of its first byte, so
      * that region offsets (blob_off = region start) line up with it. */
-    vm_region reg = {addr, addr + len, prot & (LX_PROT_READ | LX_PROT_WRITE | LX_PROT_EXEC),
-                     VM_IMAGE, NULL, addr};
+    vm_region reg = {addr, addr + len, prot & PROT_RWX, VM_IMAGE, NULL, addr, 1};
     return map_region(v, reg, data, data_len, data_addr, data_addr);
 }
 
@@ -345,21 +391,28 @@ int64_t vm_mmap(vm *v, uint64_t addr, uint64_t len, int prot, int flags, int is_
         if (!range_free(v, addr, addr + plen)) {
             if (!(flags & LX_MAP_FIXED))
                 return -LX_EEXIST;
+            /* The limit before the old pages go: a refused call changes
+             * nothing. Committed pages replaced are not new. */
+            if (commits(kind, prot) && !may_expand(v, plen - committed_in(v, addr, addr + plen)))
+                return -LX_ENOMEM;
             if (carve(v, addr, addr + plen) < 0)
                 return -LX_ENOMEM;
         }
-        return map_new(v, addr, plen, prot, kind, is_file ? data : NULL, data_len, off);
+        return map_new(v, addr, plen, prot, kind, is_file ? data : NULL, data_len, off,
+                       commits(kind, prot));
     }
     if (addr) {
         uint64_t hint = PAGE_UP(addr);
         if (hint >= VM_MIN_ADDR && hint <= VM_USER_TOP && plen <= VM_USER_TOP - hint &&
             range_free(v, hint, hint + plen) && !(hint < v->brk && hint + plen > v->brk_start))
-            return map_new(v, hint, plen, prot, kind, is_file ? data : NULL, data_len, off);
+            return map_new(v, hint, plen, prot, kind, is_file ? data : NULL, data_len, off,
+                           commits(kind, prot));
     }
     uint64_t at = find_gap(v, plen);
     if (!at)
         return -LX_ENOMEM;
-    return map_new(v, at, plen, prot, kind, is_file ? data : NULL, data_len, off);
+    return map_new(v, at, plen, prot, kind, is_file ? data : NULL, data_len, off,
+                   commits(kind, prot));
 }
 
 int64_t vm_munmap(vm *v, uint64_t addr, uint64_t len)
@@ -394,6 +447,20 @@ int64_t vm_mprotect(vm *v, uint64_t addr, uint64_t len, int prot)
     const vm_region *first = vm_find(v, addr);
     if (!first)
         return -LX_ENOMEM;
+    if (prot) {
+        /* Reservations made accessible commit their pages: the limit is
+         * checked first (over the regions that will change), so that a
+         * refused call changes nothing. */
+        uint64_t grow = 0, to = addr;
+        for (size_t k = first_ending_above(v, addr); k < v->n && v->r[k].start <= to && to < end; k++) {
+            uint64_t hi = v->r[k].end < end ? v->r[k].end : end;
+            if (!v->r[k].committed)
+                grow += hi - to;
+            to = hi;
+        }
+        if (grow && !may_expand(v, grow))
+            return -LX_ENOMEM;
+    }
     if (split_at(v, addr) < 0 || split_at(v, end) < 0)
         return -LX_ENOMEM;
     uint64_t at = addr;
@@ -408,6 +475,8 @@ int64_t vm_mprotect(vm *v, uint64_t addr, uint64_t len, int prot)
             v->r[i].prot = prot;
             v->be.protect(v->be.ctx, v->r[i].start, v->r[i].end - v->r[i].start, prot);
         }
+        if (prot)
+            v->r[i].committed = 1;
         at = v->r[i].end;
         i++;
     }
@@ -500,7 +569,7 @@ int64_t vm_mremap(vm *v, uint64_t old_addr, uint64_t old_len, uint64_t new_len, 
     uint64_t lo = old_addr + olen, hi = old_addr + nlen;
     if (hi < lo || hi > VM_USER_TOP || !range_free(v, lo, hi) || (lo < v->brk && hi > v->brk_start))
         return -LX_ENOMEM;
-    int64_t rc = map_new(v, lo, hi - lo, r->prot, r->kind, NULL, 0, 0);
+    int64_t rc = map_new(v, lo, hi - lo, r->prot, r->kind, NULL, 0, 0, r->committed);
     return rc < 0 ? rc : (int64_t)old_addr;
 }
 
@@ -513,7 +582,7 @@ uint64_t vm_brk(vm *v, uint64_t addr)
         if (!range_free(v, old_end, new_end))
             return v->brk;
         if (map_new(v, old_end, new_end - old_end, LX_PROT_READ | LX_PROT_WRITE, VM_BRK, NULL, 0,
-                    0) < 0)
+                    0, 1) < 0)
             return v->brk;
     } else if (new_end < old_end) {
         if (carve(v, new_end, old_end) < 0)

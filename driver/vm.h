@@ -42,6 +42,7 @@ typedef struct vm_region {
     vm_kind kind;
     vm_blob *blob;                       /* VM_FILE: contents; NULL otherwise */
     uint64_t blob_off;                   /* file offset of `start` */
+    int committed;                       /* counts against the limit (vm_set_limit) */
 } vm_region;
 
 typedef struct vm vm;
@@ -87,5 +88,25 @@ const vm_region *vm_region_at(const vm *v, size_t i);
 uint64_t vm_brk_current(const vm *v);
 /* Bytes mapped in all regions. */
 uint64_t vm_mapped_bytes(const vm *v);
+
+/* Bytes of the regions that count against the limit (committed). */
+uint64_t vm_committed_bytes(const vm *v);
+
+/* The memory limit: Linux's RLIMIT_AS check (may_expand_vm) on the
+ * committed bytes, which are all mapped bytes except anonymous
+ * reservations: a region mapped PROT_NONE (glibc's 64 MiB per malloc
+ * arena, thread stacks' guards) counts only once mprotect makes it
+ * accessible, and then for good (as Linux's VM_ACCOUNT: its pages may
+ * exist). File and image mappings always count. A change that would take
+ * the committed bytes above LIMIT (rounded down to a page) fails with
+ * -ENOMEM and changes nothing: mmap (MAP_FIXED counts only the pages not
+ * committed already), mprotect of a reservation, mremap growing, brk
+ * growing (the break stays), vm_map_fixed, vm_map_image. A limit below
+ * what is committed only stops growth. VM_NO_LIMIT (the default) is
+ * RLIM_INFINITY. Pages the machine holds lie in committed regions, so
+ * they never exceed the limit either. */
+#define VM_NO_LIMIT UINT64_MAX
+void vm_set_limit(vm *v, uint64_t limit);
+uint64_t vm_limit(const vm *v);
 
 #endif

@@ -78,7 +78,7 @@ static const struct schema_key {
     { "signature.bits", T_U64, K_ALL },  { "signature.hashes", T_U64, K_REC },
     { "sig", T_TEXT, K_REC },            { "chunk-max", T_U64, K_ALL },
     { "cluster-chunks", T_U64, K_REC },  { "allow-write", T_U64, K_REC },
-    { "mem-limit", T_U64, 0 },       { "end", T_END, K_REC },
+    { "mem-limit", T_U64, K_REC },       { "end", T_END, K_REC },
     { "exit-status", T_U64, K_REC },     { "threads", T_U64, K_ALL },
     { "instructions", T_U64, K_ALL },    { "cycles", T_U64, K_ALL },
     { "syscalls", T_U64, K_REC },        { "chunks", T_U64, K_REC },

@@ -215,6 +215,7 @@ static void set_config(rnr_manifest *m, const drv_config *cfg)
     rnr_manifest_set_u64(m, "cpus", cfg->machine.cores);
     rnr_manifest_set_u64(m, "seed", cfg->machine.seed);
     rnr_manifest_set_u64(m, "quantum", cfg->quantum);
+    rnr_manifest_set_u64(m, "mem-limit", cfg->mem_limit);
     rnr_manifest_set_u64(m, "miss-latency", cfg->machine.miss_latency);
     rnr_manifest_set_u64(m, "miss-jitter", cfg->machine.miss_jitter);
     rnr_manifest_set_u64(m, "slice", cfg->machine.slice);

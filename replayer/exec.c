@@ -231,6 +231,8 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     cfg.machine.cores = (unsigned)cpus;
     cfg.machine.seed = seed;
     cfg.quantum = quantum;
+    /* The guest's RLIMIT_AS: mmap, brk and mremap run again under it. */
+    cfg.mem_limit = rnr_bundle_u64(m, "mem-limit");
     cfg.execfn = recorded;
     cfg.random_bytes = start->data;
     cfg.output = on_output;

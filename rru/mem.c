@@ -2,7 +2,8 @@
  * addresses), permissions, host access, generations for executors' caches,
  * and the digest. Unmapped pages go to a free list and are reused, never
  * returned to the host before rru_mem_free, so a stale translation in an
- * executor can never touch freed host memory. */
+ * executor can never touch freed host memory. Page data is allocated in
+ * slabs. */
 #include "rru/mem.h"
 
 #include <stdlib.h>
@@ -22,10 +23,23 @@ typedef struct mid { _Atomic(leaf *) leaves[LEVEL_N]; } mid;
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
 
+/* Page data comes from slabs of SLAB_PAGES pages: one page-aligned
+ * allocation per page costs the host two pages (the allocator pads each to
+ * its alignment). A slab's pages not handed out yet are never written, so
+ * they cost nothing resident. */
+#define SLAB_PAGES 64u
+
+typedef struct slab {
+    struct slab *next;
+    uint8_t *data;             /* SLAB_PAGES pages, page aligned */
+} slab;
+
 struct rru_mem {
     _Atomic(mid *) top[LEVEL_N];
     uint64_t npages;
     rru_page *free_pages;
+    slab *slabs;               /* every slab, the current one first */
+    unsigned slab_used;        /* pages of the current slab handed out */
     _Atomic uint64_t tlb_gen;
     _Atomic uint64_t code_gen;
 };
@@ -50,10 +64,7 @@ void rru_mem_free(rru_mem *m)
                 continue;
             for (unsigned k = 0; k < LEVEL_N; k++) {
                 rru_page *p = LOAD(lf->pages[k]);
-                if (p) {
-                    free(p->data);
-                    free(p);
-                }
+                free(p);
             }
             free(lf);
         }
@@ -62,8 +73,13 @@ void rru_mem_free(rru_mem *m)
     while (m->free_pages) {
         rru_page *p = m->free_pages;
         m->free_pages = p->free_next;
-        free(p->data);
         free(p);
+    }
+    while (m->slabs) {
+        slab *s = m->slabs;
+        m->slabs = s->next;
+        free(s->data);
+        free(s);
     }
     free(m);
 }
@@ -132,6 +148,25 @@ static void release_page(rru_mem *m, rru_page *p)
     m->npages--;
 }
 
+/* The data of a page never used before, from the current slab or a new
+ * one. NULL if host memory runs out. */
+static uint8_t *slab_page(rru_mem *m)
+{
+    if (!m->slabs || m->slab_used == SLAB_PAGES) {
+        slab *s = malloc(sizeof *s);
+        if (!s)
+            return NULL;
+        if (posix_memalign((void **)&s->data, RRU_PAGE_SIZE, SLAB_PAGES * RRU_PAGE_SIZE) != 0) {
+            free(s);
+            return NULL;
+        }
+        s->next = m->slabs;
+        m->slabs = s;
+        m->slab_used = 0;
+    }
+    return m->slabs->data + (size_t)m->slab_used++ * RRU_PAGE_SIZE;
+}
+
 /* A zeroed page for ADDR with PROT, from the free list or the host; not
  * yet in the tree. NULL if host memory runs out. */
 static rru_page *new_page(rru_mem *m, uint64_t a, unsigned prot)
@@ -143,7 +178,7 @@ static rru_page *new_page(rru_mem *m, uint64_t a, unsigned prot)
         p = calloc(1, sizeof *p);
         if (!p)
             return NULL;
-        if (posix_memalign((void **)&p->data, RRU_PAGE_SIZE, RRU_PAGE_SIZE) != 0) {
+        if (!(p->data = slab_page(m))) {
             free(p);
             return NULL;
         }

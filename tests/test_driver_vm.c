@@ -1,7 +1,8 @@
 /* tests/test_driver_vm.c: the address space (driver/vm.c) against a fake
  * page store: mmap address choice, MAP_FIXED, munmap/mprotect/madvise
- * splitting and errno values, brk, mremap, and a randomized comparison
- * with a page-level model. */
+ * splitting and errno values, brk, mremap, the memory limit, and
+ * randomized comparisons with a page-level model, with and without a
+ * limit. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,58 +384,182 @@ START_TEST(vm_mremap_shrinks_and_grows_in_place_only)
 }
 END_TEST
 
-/* Random MAP_FIXED / munmap / mprotect / mmap on a window of pages,
- * compared page by page with a plain array model. */
-START_TEST(vm_matches_a_page_model_under_random_operations)
+/* Random MAP_FIXED / munmap / mprotect on a window of pages under a
+ * limit of LIMIT_PAGES committed pages, compared page by page (protection
+ * and whether the page counts against the limit) with a plain array
+ * model of the rules of vm.h. */
+static void page_model(uint64_t seed, uint64_t limit_pages)
 {
-    uint64_t seed = tu_seed(0xfeed5), st = seed;
+    uint64_t st = seed;
     enum { PAGES = 96 };
     const uint64_t base = 0x10000000;
     int model[PAGES];          /* -1 unmapped, else prot */
-    for (int i = 0; i < PAGES; i++)
+    int commit[PAGES];         /* counts against the limit */
+    uint64_t refused = 0;
+    for (int i = 0; i < PAGES; i++) {
         model[i] = -1;
+        commit[i] = 0;
+    }
     fake f;
     vm *v = new_vm(&f);
+    if (limit_pages != UINT64_MAX)
+        vm_set_limit(v, limit_pages * PG);
     for (int step = 0; step < 3000; step++) {
         uint64_t first = tu_below(&st, PAGES), n = 1 + tu_below(&st, 12);
         if (first + n > PAGES)
             n = PAGES - first;
         int prot = (int)tu_below(&st, 4) & RW;
         uint64_t a = base + first * PG;
+        uint64_t total = 0, inside = 0;
+        for (int i = 0; i < PAGES; i++) {
+            total += (uint64_t)commit[i];
+            inside += (uint64_t)commit[i] && (uint64_t)i >= first && (uint64_t)i < first + n;
+        }
         switch (tu_below(&st, 3)) {
-        case 0:
-            ck_assert_int_eq(vm_mmap(v, a, n * PG, prot, ANON | LX_MAP_FIXED, 0, NULL, 0, 0),
-                             (int64_t)a);
-            for (uint64_t i = first; i < first + n; i++)
+        case 0: {
+            /* An anonymous PROT_NONE mapping is a reservation. */
+            int64_t expect = prot && total - inside + n > limit_pages ? -LX_ENOMEM : (int64_t)a;
+            ck_assert_msg(vm_mmap(v, a, n * PG, prot, ANON | LX_MAP_FIXED, 0, NULL, 0, 0) == expect,
+                          "seed %llu step %d", (unsigned long long)seed, step);
+            for (uint64_t i = first; i < first + n && expect >= 0; i++) {
                 model[i] = prot;
+                commit[i] = prot != 0;
+            }
+            refused += expect < 0;
             break;
+        }
         case 1:
             ck_assert_int_eq(vm_munmap(v, a, n * PG), 0);
-            for (uint64_t i = first; i < first + n; i++)
+            for (uint64_t i = first; i < first + n; i++) {
                 model[i] = -1;
+                commit[i] = 0;
+            }
             break;
         default: {
-            int64_t expect = model[first] < 0 ? -LX_ENOMEM : 0;
-            for (uint64_t i = first; i < first + n && model[first] >= 0; i++) {
-                if (model[i] < 0) {
-                    expect = -LX_ENOMEM;
-                    break;
+            /* The pages up to the first hole change; making a reservation
+             * accessible commits it, unless that would pass the limit. */
+            uint64_t end = first, grow = 0;
+            for (; model[first] >= 0 && end < first + n && model[end] >= 0; end++)
+                grow += prot && !commit[end];
+            int64_t expect = end == first ? -LX_ENOMEM : 0;
+            if (end > first && total + grow > limit_pages) {
+                expect = -LX_ENOMEM;
+                refused++;
+            } else if (end > first) {
+                for (uint64_t i = first; i < end; i++) {
+                    model[i] = prot;
+                    commit[i] |= prot != 0;
                 }
-                model[i] = prot;
+                if (end < first + n)
+                    expect = -LX_ENOMEM;
             }
             ck_assert_msg(vm_mprotect(v, a, n * PG, prot) == expect, "seed %llu step %d",
                           (unsigned long long)seed, step);
             break;
         }
         }
+        total = 0;
         for (int i = 0; i < PAGES; i++) {
             const vm_region *r = vm_find(v, base + (uint64_t)i * PG);
-            ck_assert_msg((r ? r->prot : -1) == model[i], "seed %llu step %d page %d",
-                          (unsigned long long)seed, step, i);
+            ck_assert_msg((r ? r->prot : -1) == model[i] && (r ? r->committed : 0) == commit[i],
+                          "seed %llu step %d page %d", (unsigned long long)seed, step, i);
+            total += (uint64_t)commit[i];
         }
+        ck_assert_uint_eq(vm_committed_bytes(v), total * PG);
+        ck_assert_uint_le(total, limit_pages);
         if (step % 100 == 0)
             check_invariants(v, &f);
     }
+    check_invariants(v, &f);
+    /* The limit was hit often enough to matter (or there was none). */
+    ck_assert_msg(limit_pages == UINT64_MAX ? refused == 0 : refused > 100,
+                  "seed %llu: %llu refusals", (unsigned long long)seed, (unsigned long long)refused);
+    vm_free(v);
+    fk_free(&f);
+}
+
+START_TEST(vm_matches_a_page_model_under_random_operations)
+{
+    page_model(tu_seed(0xfeed5), UINT64_MAX);
+}
+END_TEST
+
+START_TEST(vm_matches_a_page_model_under_a_limit)
+{
+    page_model(tu_seed(0x11417), 40);
+}
+END_TEST
+
+START_TEST(vm_limit_refuses_what_would_commit_too_much)
+{
+    fake f;
+    vm *v = new_vm(&f);
+    ck_assert_uint_eq(vm_limit(v), VM_NO_LIMIT);
+    vm_set_limit(v, 10 * PG + PG / 2);                   /* rounded down: 10 pages */
+    ck_assert_uint_eq(vm_limit(v), 10 * PG + PG / 2);
+    int64_t a = vm_mmap(v, 0, 6 * PG, RW, ANON, 0, NULL, 0, 0);
+    ck_assert_int_gt(a, 0);
+    ck_assert_int_eq(vm_mmap(v, 0, 5 * PG, RW, ANON, 0, NULL, 0, 0), -LX_ENOMEM);
+    ck_assert_int_eq(vm_mmap(v, 0, 5 * PG, LX_PROT_READ, ANON, 0, NULL, 0, 0), -LX_ENOMEM);
+    int64_t b = vm_mmap(v, 0, 4 * PG, RW, ANON, 0, NULL, 0, 0);   /* up to the limit exactly */
+    ck_assert_int_eq(b, a - 4 * (int64_t)PG);
+    ck_assert_uint_eq(vm_committed_bytes(v), 10 * PG);
+    ck_assert_int_eq(vm_mmap(v, 0, PG, RW, ANON, 0, NULL, 0, 0), -LX_ENOMEM);
+    /* A file mapping counts whatever its protection (its bytes are kept). */
+    static const uint8_t data[8] = {7};
+    ck_assert_int_eq(vm_mmap(v, 0, PG, 0, LX_MAP_PRIVATE, 1, data, sizeof data, 0), -LX_ENOMEM);
+    /* A reservation costs nothing until made accessible; a refused
+     * mprotect changes nothing. */
+    int64_t r = vm_mmap(v, 0, 100 * PG, 0, ANON, 0, NULL, 0, 0);
+    ck_assert_int_eq(r, b - 100 * (int64_t)PG);
+    ck_assert_uint_eq(vm_committed_bytes(v), 10 * PG);
+    ck_assert_uint_eq(vm_mapped_bytes(v), 110 * PG);
+    ck_assert_int_eq(vm_mprotect(v, (uint64_t)r, PG, RW), -LX_ENOMEM);
+    ck_assert_int_eq(vm_find(v, (uint64_t)r)->prot, 0);
+    ck_assert_uint_eq(vm_count(v), 2);
+    /* Unmapping gives room back; a page made accessible once stays
+     * committed when made PROT_NONE again. */
+    ck_assert_int_eq(vm_munmap(v, (uint64_t)a, 2 * PG), 0);
+    ck_assert_int_eq(vm_mprotect(v, (uint64_t)r, 2 * PG, RW), 0);
+    ck_assert_int_eq(vm_mprotect(v, (uint64_t)r, 2 * PG, 0), 0);
+    ck_assert_uint_eq(vm_committed_bytes(v), 10 * PG);
+    ck_assert_int_eq(vm_mprotect(v, (uint64_t)r + 2 * PG, PG, LX_PROT_READ), -LX_ENOMEM);
+    ck_assert_int_eq(vm_mprotect(v, (uint64_t)r, 2 * PG, LX_PROT_READ), 0);
+    /* MAP_FIXED: committed pages it replaces are not new; a refused call
+     * leaves what was there; PROT_NONE over committed pages frees them. */
+    ck_assert_int_eq(vm_mmap(v, (uint64_t)b, 4 * PG, LX_PROT_READ, ANON | LX_MAP_FIXED, 0, NULL, 0, 0), b);
+    ck_assert_int_eq(vm_mmap(v, (uint64_t)r + PG, 2 * PG, RW, ANON | LX_MAP_FIXED, 0, NULL, 0, 0),
+                     -LX_ENOMEM);
+    ck_assert_int_eq(vm_find(v, (uint64_t)r + PG)->prot, LX_PROT_READ);
+    ck_assert_int_eq(vm_find(v, (uint64_t)r + 2 * PG)->prot, 0);
+    ck_assert_int_eq(vm_mmap(v, (uint64_t)b, PG, 0, ANON | LX_MAP_FIXED, 0, NULL, 0, 0), b);
+    ck_assert_uint_eq(vm_committed_bytes(v), 9 * PG);
+    ck_assert_int_eq(vm_mmap(v, (uint64_t)r + PG, 2 * PG, RW, ANON | LX_MAP_FIXED, 0, NULL, 0, 0),
+                     r + (int64_t)PG);
+    ck_assert_uint_eq(vm_committed_bytes(v), 10 * PG);
+    /* brk: refused growth keeps the break. */
+    ck_assert_int_eq(vm_munmap(v, (uint64_t)b + PG, 2 * PG), 0);
+    vm_set_brk_start(v, 0x80000);
+    ck_assert_uint_eq(vm_brk(v, 0x80000 + 3 * PG), 0x80000);
+    ck_assert_uint_eq(vm_brk(v, 0x80000 + PG + 1), 0x80000 + PG + 1);
+    ck_assert_uint_eq(vm_committed_bytes(v), 10 * PG);
+    /* mremap: growing in place commits; shrinking gives back. */
+    uint64_t rest = (uint64_t)a + 2 * PG;                /* 4 pages, up to VM_MMAP_BASE */
+    ck_assert_int_eq(vm_mremap(v, rest, 4 * PG, 5 * PG, 0), -LX_ENOMEM);
+    ck_assert_int_eq(vm_mremap(v, rest, 4 * PG, 3 * PG, 0), (int64_t)rest);
+    ck_assert_int_eq(vm_mremap(v, rest, 3 * PG, 4 * PG, 0), (int64_t)rest);
+    ck_assert_int_eq(vm_mremap(v, rest, 4 * PG, 5 * PG, 0), -LX_ENOMEM);
+    /* A limit below what is committed stops growth only. */
+    vm_set_limit(v, 0);
+    ck_assert_int_gt(vm_mmap(v, 0, PG, 0, ANON, 0, NULL, 0, 0), 0);
+    ck_assert_int_eq(vm_mmap(v, 0, PG, LX_PROT_READ, ANON, 0, NULL, 0, 0), -LX_ENOMEM);
+    ck_assert_int_eq(vm_map_fixed(v, 0x40000000, PG, RW, VM_STACK), -LX_ENOMEM);
+    ck_assert_int_eq(vm_map_image(v, 0x50000000, PG, LX_PROT_READ, 0x50000000, data, sizeof data),
+                     -LX_ENOMEM);
+    ck_assert_int_eq(vm_munmap(v, rest, 4 * PG), 0);
+    ck_assert_uint_eq(vm_committed_bytes(v), 6 * PG);
+    vm_set_limit(v, VM_NO_LIMIT);
+    ck_assert_int_eq(vm_map_fixed(v, 0x40000000, PG, RW, VM_STACK), 0);
     check_invariants(v, &f);
     vm_free(v);
     fk_free(&f);
@@ -456,5 +581,7 @@ TU_SUITE(driver_vm)
     tcase_add_test(tc, vm_mremap_shrinks_and_grows_in_place_only);
     tcase_add_test(tc, vm_maps_text_is_what_linux_prints);
     tcase_add_test(tc, vm_matches_a_page_model_under_random_operations);
+    tcase_add_test(tc, vm_matches_a_page_model_under_a_limit);
+    tcase_add_test(tc, vm_limit_refuses_what_would_commit_too_much);
     return s;
 }

@@ -3,7 +3,8 @@
  * the recording (rnr replay compares stdout, stderr, exit status,
  * per-thread instruction counts and the final digest itself, and the
  * test also compares the printed stdout); bundles of 8, 16 and 32 CPUs on
- * 2 workers; a replay of a program whose file is gone; and damage: a
+ * 2 workers; a replay of a program whose file is gone; refusals at the
+ * memory limit, replayed under the manifest's limit; and damage: a
  * corrupt final or input log, a changed chunk check, a changed input, a
  * token removed, the wrong program, an unfinished recording, each exiting
  * 1 or 2 with the named cause. */
@@ -129,6 +130,45 @@ START_TEST(replay_orders_the_calls_that_move_the_standard_streams)
         ck_assert_msg(s.replay == rows[i].replay, "%s: replay policy %d", s.name, (int)s.replay);
         ck_assert_msg(s.order == DRV_ORD_GLOBAL, "%s is not ordered against every core", s.name);
     }
+}
+END_TEST
+
+/* A guest refused memory at its limit: the replay executes mmap, brk,
+ * mremap and mprotect again (driver/replay.c), under the limit the
+ * manifest keeps, and is refused at the same points; told another limit,
+ * it diverges. */
+START_TEST(replay_refuses_memory_where_the_recording_did)
+{
+    static const char *const modes[] = {"malloc", "mmap", "brk", "mremap", "threads"};
+    char *tmp = tu_tmpdir();
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        const workload w = {"memhog", {modes[i], "1M", "64M", NULL}};
+        const char *opts[] = {"-n", "4", "--mem-limit", "24M", NULL};
+        tu_output rec;
+        char *dir = record(tmp, modes[i], &w, opts, &rec);
+        const char *refused = strcmp(modes[i], "threads") == 0 ? "then EAGAIN\n" : "then ENOMEM\n";
+        ck_assert_msg(strstr(rec.out, refused) != NULL, "%s", rec.out);
+        for (int f = 0; f < 4; f++)
+            replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, modes[i]);
+        if (i == 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/manifest", dir);
+            size_t n;
+            char *m = (char *)tu_read_file(path, &n);
+            ck_assert_msg(strstr(m, "mem-limit = 25165824\n") != NULL, "%s", m);
+            free(m);
+            tu_bundle_resign(dir, "mem-limit", "33554432");
+            tu_output o;
+            tu_rnr(&o, (const char *[]){"replay", dir, NULL});
+            ck_assert_msg(o.status == 1 && strstr(o.err, "diverged") != NULL, "status %d: %s",
+                          o.status, o.err);
+            tu_output_free(&o);
+        }
+        tu_output_free(&rec);
+        free(dir);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
 }
 END_TEST
 
@@ -589,6 +629,7 @@ TU_SUITE(replay)
                         (int)(sizeof threaded / sizeof threaded[0]));
     tcase_add_test(tc, replay_orders_the_calls_that_move_the_standard_streams);
     tcase_add_test(tc, replay_of_many_recorded_cpus_on_two_workers);
+    tcase_add_test(tc, replay_refuses_memory_where_the_recording_did);
     tcase_add_test(tc, replay_reproduces_endings_inside_a_system_call);
     tcase_add_test(tc, replay_fails_when_its_output_differs_from_the_recording);
     tcase_add_test(tc, replay_needs_neither_the_program_path_nor_the_input_files);

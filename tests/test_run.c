@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -572,6 +573,137 @@ START_TEST(run_maps_pages_only_when_touched)
 }
 END_TEST
 
+/* ---- the memory limit ---- */
+
+#define MIB (1ull << 20)
+
+/* Runs `rnr run [--mem-limit LIMIT] -- memhog MODE BLOCK MAX [LOWER]`
+ * (LIMIT, LOWER NULL: none); requires exit 0 and returns the bytes memhog
+ * got, its errno name in ERR, and the RLIMIT_AS it started with in
+ * *RLIMIT. */
+static uint64_t memhog(const char *limit, const char *mode, const char *block, const char *max,
+                       const char *lower, char err[32], uint64_t *rlimit)
+{
+    const char *a[16] = {"run"};
+    size_t n = 1;
+    if (limit) {
+        a[n++] = "--mem-limit";
+        a[n++] = limit;
+    }
+    a[n++] = "--";
+    a[n++] = guest("memhog");
+    a[n++] = mode;
+    a[n++] = block;
+    a[n++] = max;
+    a[n++] = lower;
+    a[n] = NULL;
+    tu_output o;
+    tu_rnr(&o, a);
+    ck_assert_msg(o.status == 0, "memhog %s %s under %s: status %d: %.500s", mode, block,
+                  limit ? limit : "the default", o.status, o.err);
+    unsigned long long cur = 0, max_lim = 0, got = 0, blocks = 0;
+    ck_assert_msg(sscanf(o.out, "rlimit_as cur %llu max %llu", &cur, &max_lim) == 2, "%s", o.out);
+    ck_assert_msg(cur == max_lim, "%s", o.out);
+    *rlimit = cur;
+    char want[64];
+    snprintf(want, sizeof want, "%s got ", mode);
+    const char *line = strstr(o.out, want);
+    ck_assert_msg(line != NULL, "%s", o.out);
+    ck_assert_msg(sscanf(line + strlen(want), "%llu bytes in %llu blocks, then %31[^\n]", &got,
+                         &blocks, err) == 3, "%s", o.out);
+    ck_assert_msg(strstr(o.out, "\nreleased: ok\n") != NULL, "memhog %s: %s", mode, o.out);
+    tu_output_free(&o);
+    return got;
+}
+
+START_TEST(run_mem_limit_makes_mmap_brk_mremap_malloc_and_threads_fail_near_it)
+{
+    /* Each way of taking memory, untouched, under 64 MiB and 32 MiB,
+     * capped at 256 MiB: the refusal comes near the limit, as the
+     * errno of Linux under RLIMIT_AS, and all is given back. The
+     * difference between the two amounts is the difference of the limits
+     * (the program, its 8 MiB stack and libc's own are the same in both). */
+    static const char *const modes[] = {"malloc", "mmap", "brk", "mremap", "threads"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        const char *want = strcmp(modes[i], "threads") == 0 ? "EAGAIN" : "ENOMEM";
+        char err64[32], err32[32];
+        uint64_t lim64, lim32;
+        uint64_t got64 = memhog("64M", modes[i], "1M", "256M", NULL, err64, &lim64);
+        uint64_t got32 = memhog("32M", modes[i], "1M", "256M", NULL, err32, &lim32);
+        ck_assert_uint_eq(lim64, 64 * MIB);
+        ck_assert_uint_eq(lim32, 32 * MIB);
+        ck_assert_msg(strcmp(err64, want) == 0 && strcmp(err32, want) == 0, "%s: %s, %s", modes[i],
+                      err64, err32);
+        ck_assert_msg(got64 <= 64 * MIB && got64 > 32 * MIB, "%s: %llu under 64 MiB", modes[i],
+                      (unsigned long long)got64);
+        ck_assert_msg(got32 <= 32 * MIB && got32 > 16 * MIB, "%s: %llu under 32 MiB", modes[i],
+                      (unsigned long long)got32);
+        uint64_t diff = got64 - got32;
+        ck_assert_msg(diff >= 30 * MIB && diff <= 34 * MIB, "%s: %llu more under 64 MiB than 32",
+                      modes[i], (unsigned long long)diff);
+    }
+}
+END_TEST
+
+START_TEST(run_mem_limit_is_the_guests_rlimit_as)
+{
+    /* Without --mem-limit: the default, 4 GiB (mappings never touched,
+     * 64 MiB at a time, cost nothing to get there). */
+    char err[32];
+    uint64_t lim;
+    uint64_t got = memhog(NULL, "mmap", "64M", "8G", NULL, err, &lim);
+    ck_assert_uint_eq(lim, 4096 * MIB);
+    ck_assert_str_eq(err, "ENOMEM");
+    ck_assert_msg(got <= lim && got + 2 * 64 * MIB > lim, "%llu", (unsigned long long)got);
+    /* The guest may lower its limit (and not raise the hard one). */
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--mem-limit", "64M", "--", guest("memhog"), "malloc", "1M",
+                                "256M", "24M", NULL});
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_msg(strstr(o.out, "setrlimit ok, raising the hard limit EPERM\n") != NULL, "%s", o.out);
+    tu_output_free(&o);
+    uint64_t lowered = memhog("64M", "malloc", "1M", "256M", "24M", err, &lim);
+    uint64_t at24 = memhog("24M", "malloc", "1M", "256M", NULL, err, &lim);
+    ck_assert_str_eq(err, "ENOMEM");
+    ck_assert_uint_eq(lowered, at24);
+    /* Suffixes: 65536K is 64M. */
+    ck_assert_uint_eq(memhog("65536K", "brk", "1M", "256M", NULL, err, &lim),
+                      memhog("64M", "brk", "1M", "256M", NULL, err, &lim));
+    ck_assert_uint_eq(lim, 64 * MIB);
+}
+END_TEST
+
+static long children_maxrss_kib(void)
+{
+    struct rusage ru;
+    ck_assert_int_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    return ru.ru_maxrss;
+}
+
+START_TEST(run_mem_limit_bounds_the_host_memory_for_guest_pages)
+{
+    /* A guest writing every page it gets, up to 512 MiB, under a 32 MiB
+     * limit: rnr's peak resident memory grows by a small multiple of the
+     * limit (page data, page records, the coherence directory) over the
+     * same program writing 1 MiB. Peak memory of a child is only its own
+     * when every case runs in a process of its own (not under valgrind
+     * or CK_FORK=no). */
+    const char *fork_mode = getenv("CK_FORK");
+    if (under_valgrind() || (fork_mode && strcmp(fork_mode, "no") == 0))
+        return;
+    char err[32];
+    uint64_t lim;
+    memhog("32M", "touch", "1M", "1M", NULL, err, &lim);
+    long base = children_maxrss_kib();
+    uint64_t got = memhog("32M", "touch", "1M", "512M", NULL, err, &lim);
+    ck_assert_str_eq(err, "ENOMEM");
+    long peak = children_maxrss_kib();
+    ck_assert_msg((uint64_t)(peak - base) * 1024 < 4 * 32 * MIB,
+                  "rnr's peak memory %ld KiB, %ld KiB with 1 MiB: %llu bytes touched", peak, base,
+                  (unsigned long long)got);
+}
+END_TEST
+
 /* ---- deadlock, bad programs, options ---- */
 
 START_TEST(run_reports_a_deadlock_and_exits_promptly)
@@ -623,6 +755,9 @@ START_TEST(run_rejects_bad_programs_with_one_line)
     one_line_exit_2((const char *[]){"run", "--", dir, NULL}, "directory");
     one_line_exit_2((const char *[]){"run", "--input-log", "/nonexistent-dir/in.log", "--",
                                      guest("intmath"), NULL}, "/nonexistent-dir/in.log");
+    /* The program and its 8 MiB stack do not fit in 4 MiB. */
+    one_line_exit_2((const char *[]){"run", "--mem-limit", "4M", "--", guest("intmath"), NULL},
+                    "memory limit of 4194304 bytes");
     tu_rmtree(dir);
     free(dir);
 }
@@ -638,6 +773,14 @@ START_TEST(run_rejects_bad_options)
         (const char *[]){"run", "--sig", "bloom:100", "--", "x", NULL},
         (const char *[]){"run", "--bogus", "--", "x", NULL},
         (const char *[]){"run", "--quantum", NULL},
+        (const char *[]){"run", "--mem-limit", "0", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", "1023K", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", "257G", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", "12X", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", "M", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", "-1", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", "99999999999999999999", "--", "x", NULL},
+        (const char *[]){"run", "--mem-limit", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tu_output o;
@@ -650,6 +793,7 @@ START_TEST(run_rejects_bad_options)
     tu_rnr(&o, (const char *[]){"run", "--help", NULL});
     ck_assert_int_eq(o.status, 0);
     ck_assert(strstr(o.out, "usage: rnr run") != NULL);
+    ck_assert(strstr(o.out, "--mem-limit BYTES") != NULL);
     tu_output_free(&o);
 }
 END_TEST
@@ -803,6 +947,10 @@ TU_SUITE(run)
     tcase_add_test(tc, run_different_seeds_change_the_racy_counter);
     tcase_add_test(tc, run_maps_pages_only_when_touched);
     tcase_add_test(tc, run_drops_a_timer_signal_that_every_thread_blocks);
+    tc = tu_tcase(s, "memory", 60);
+    tcase_add_test(tc, run_mem_limit_makes_mmap_brk_mremap_malloc_and_threads_fail_near_it);
+    tcase_add_test(tc, run_mem_limit_is_the_guests_rlimit_as);
+    tcase_add_test(tc, run_mem_limit_bounds_the_host_memory_for_guest_pages);
     tc = tu_tcase(s, "errors", 60);
     tcase_add_test(tc, run_reports_a_deadlock_and_exits_promptly);
     tcase_add_test(tc, run_rejects_bad_programs_with_one_line);

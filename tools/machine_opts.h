@@ -32,7 +32,11 @@ typedef struct machine_opts {
     "  --chunk-max INSNS  RRU chunk size limit (default 10000)\n"                   \
     "  --cluster-chunks N RRU chunks per cluster (default 4)\n"                     \
     "  --allow-write DIR  the guest may create and write files under DIR\n"         \
-    "                     (repeatable; without it host files are read-only)\n"
+    "                     (repeatable; without it host files are read-only)\n"     \
+    "  --mem-limit BYTES  the guest's memory limit, its RLIMIT_AS (counting all\n"   \
+    "                     but PROT_NONE reservations): an mmap, brk or mremap\n"   \
+    "                     beyond it fails with ENOMEM; K, M or G suffix,\n"        \
+    "                     1M..256G (default 4G)\n"
 
 /* Fills CFG with the defaults; room for up to ARGC --allow-write values. */
 void machine_opts_init(machine_opts *o, drv_config *cfg, int argc);
