@@ -36,18 +36,55 @@
  *     settles: the earlier chunks of q took the ones below their TS, so X
  *     gets exactly the dependences that bind to it;
  *   - ground-truth dependences are read while their destination time is
- *     below F (the file is in destination-time order; an access happens no
- *     later than its chunk's TS, so a dependence into a settled chunk has
- *     been read) and become requirements once both ends have settled.
+ *     below F (the file is in destination-time order) and become
+ *     requirements once both ends have settled.
+ *
+ * When does the truth into an instruction arrive? Not by the TS of the
+ * instruction's own chunk: a system call's accesses all belong to its
+ * ECALL, at their own times, and a call can outlast the ECALL's chunk (a
+ * read() filling 64 KiB takes longer than the default chunk age limit,
+ * MSP/4: the chunk ends while the call still runs), so its later accesses come
+ * after that TS, by as long as the call runs. The bound that holds is
+ * one instruction further: (B) the accesses of instruction b of lane q
+ * (thread tb) are made before the next instruction of q, and the next one
+ * of tb, retire (a call returns, or blocks, before its core or its thread
+ * runs on), and the chunk holding that instruction ends after it retired:
+ * a truth dependence into b has a destination time <= the TS of the
+ * chunk holding instruction b + 1 of q (and of tb). Hence, once the chunk
+ * holding instruction e of lane q has settled, at a frontier F0, every
+ * truth dependence into q below e has been read (time <= its TS < F0).
+ * The only instruction of q still open to a dependence read later
+ * ("late") is the last one of q's last settled chunk.
+ *
  * So when lane q has settled past instruction e and no truth dependence
- * into q below e waits for its source, every requirement into q below e is
- * known, and the final chunk ending at e can be checked. Held: the chunks
- * read and not settled (TS in [F, H]: an MSP window), the settled chunks
- * the final walk has not passed, and the requirements into them; the
- * final walk's own window (dag_walk). Dependences into a CPU that dumps no
- * chunk for a long time wait in its pending heap until its next chunk (one
- * entry per such dependence, like the Early tokens the final logs carry
- * for them; at the end they are the discarded ones). */
+ * into q below e waits for its source, every requirement into q below
+ * e - 1 is known, and into e - 1 too unless e ends q's last settled
+ * chunk. The final chunk ending at e is checked then: waiting for q's next
+ * chunk would hold everything read meanwhile (a cpu can stay idle for the
+ * rest of the run). Instead, when e ends q's last settled chunk, that
+ * chunk keeps the final chunk's clock, and a late dependence is checked
+ * against it when it comes, which is exact: the clock is final. (Serial,
+ * whose walk goes by threads: an entry ending at instruction e' of thread
+ * tb keeps, in the chunk holding e' - 1, how far every thread had run
+ * before the entry, when that chunk is the last settled one of both tb
+ * and its lane; otherwise the next chunk of one of them has settled and
+ * (B) has brought every dependence into e' - 1 already. The initial
+ * log's own check keeps every held chunk's clock anyway.) A lane's
+ * last settled chunk is not dropped before the end, and when the lane's
+ * next chunk settles, the late dependences into it are read in that same
+ * step (B). A dependence that names an instruction the check has passed
+ * and that kept nothing therefore breaks (B): it comes after a chunk
+ * holding a later instruction of its cpu or thread had settled; the
+ * check stops (exit 2) and says that the truth does not match the log.
+ *
+ * Held: the chunks read and not settled (TS in [F, H]: an MSP window), the
+ * settled chunks the final walk has not passed, and the requirements into
+ * them; per lane its last settled chunk with one clock (Serial: one
+ * count per thread); the final walk's own window (dag_walk). Dependences
+ * into a CPU that dumps no chunk for a long time wait in its pending heap
+ * until its next chunk (one entry per such dependence, like the Early
+ * tokens the final logs carry for them; at the end they are the discarded
+ * ones). */
 #include "rru/alloc.h"
 #include "backend/verify.h"
 
@@ -308,10 +345,22 @@ typedef struct uchunk {      /* read, not settled */
     rnr_sv_entry *sv;
 } uchunk;
 
+typedef struct done_snap {   /* serial: instructions each thread had run before an entry */
+    uint32_t n;
+    uint32_t *tid;           /* ascending; a thread not listed had run none */
+    uint64_t *done;
+} done_snap;
+
 typedef struct lentry {      /* settled and still held */
     cinfo ci;
     uint64_t lane_start, cs, thread_start;
-    uint64_t *vc;            /* initial mode: VC_in */
+    /* Initial mode: VC_in. Lanes mode: the clock (VC_out) of the final
+     * chunk holding its last instruction, and serial mode: the threads'
+     * progress before the entry holding it, kept when the final log ran
+     * that instruction while this was the lane's last settled chunk (a
+     * truth dependence into it can still come: "late" at the top). */
+    uint64_t *vc;
+    done_snap *snap;
 } lentry;
 
 typedef struct pend {        /* a dependence waiting for its destination chunk */
@@ -674,15 +723,26 @@ static lentry *dq_find(const lane_st *l, uint64_t off)
     return e->lane_start <= off ? e : NULL;
 }
 
+static void snap_free(done_snap *s)
+{
+    if (!s)
+        return;
+    free(s->tid);
+    free(s->done);
+    free(s);
+}
+
 /* Drops the settled chunks nothing needs any more: the final walk has
- * passed them (lanes), no waiting truth dependence names them, and they
- * are more than an MSP older than the settled frontier (a truth
- * dependence read later can still name them as its source). */
+ * passed them (lanes), no waiting truth dependence names them, they are
+ * more than an MSP older than the settled frontier (a truth dependence
+ * read later can still name them as its source), and they are not the
+ * lane's last settled chunk, whose last instruction a truth dependence
+ * read later can still name as its destination ("late" at the top). */
 static void retire(run *w, uint32_t p, uint64_t frontier)
 {
     lane_st *l = &w->lanes[p];
     uint64_t msp = w->v->window_msp;
-    while (l->n) {
+    while (l->n > (w->ended ? 0u : 1u)) {
         lentry *e = dq_at(l, 0);
         uint64_t end = e->lane_start + e->cs;
         if (w->mode == MODE_LANES && end > l->pos)
@@ -690,10 +750,45 @@ static void retire(run *w, uint32_t p, uint64_t frontier)
         if (end > l->min_truth || !msp || e->ci.ts + msp >= frontier)
             break;
         vc_release(&w->pool, e->vc);
+        snap_free(e->snap);
         l->head++;
         l->n--;
         w->live_chunks--;
     }
+}
+
+/* The held chunk of lane L whose last instruction is OFF and that kept
+ * what the final log did before running it ("late"), or NULL. */
+static const lentry *late_slot(const lane_st *l, uint64_t off)
+{
+    const lentry *e = dq_find(l, off);
+    return e && (e->vc || e->snap) && off == e->lane_start + e->cs - 1 ? e : NULL;
+}
+
+static uint64_t snap_done(const done_snap *s, uint32_t tid)
+{
+    uint32_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->tid[mid] < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->tid[lo] == tid ? s->done[lo] : 0;
+}
+
+/* A truth dependence that names an instruction the check has passed and
+ * that kept nothing for it: its destination time is later than the TS of
+ * a chunk holding an instruction after it (on its cpu, or in serial mode
+ * its cpu or its thread), which settled before the dependence was read. */
+static int late_bad(run *w, const req *r)
+{
+    return fail(w, "%s: ground-truth dependence %" PRIu64 " reaches cpu %u instruction %" PRIu64
+                " (thread %u instruction %" PRIu64 ") at time %" PRIu64 ", later than a chunk "
+                "holding an instruction after it on its cpu or thread ended: the truth does not "
+                "match the initial log", w->tname, r->time, r->q, r->b_lane, r->tb, r->b_thr,
+                r->td.dst.time);
 }
 
 /* ---- requirements ---- */
@@ -701,22 +796,31 @@ static void retire(run *w, uint32_t p, uint64_t frontier)
 static int dispatch(run *w, const req *r)
 {
     switch (w->mode) {
-    case MODE_LANES:
+    case MODE_LANES: {
         if (r->kind == REQ_CPU)
             return 0;            /* lanes keep it */
-        if (r->b_lane < w->lanes[r->q].pos)
-            return fail(w, "%s: ground-truth dependence %" PRIu64 " reaches cpu %u instruction %" PRIu64
-                        " after the final log was checked there (the file is not in the order of "
-                        "its destination times)", w->tname, r->time, r->q, r->b_lane);
-        rheap_push(w, &w->lanes[r->q].reqs, r->b_lane, r);
+        if (r->b_lane >= w->lanes[r->q].pos) {
+            rheap_push(w, &w->lanes[r->q].reqs, r->b_lane, r);
+            return 0;
+        }
+        const lentry *e = late_slot(&w->lanes[r->q], r->b_lane);   /* late */
+        if (!e || !e->vc)
+            return late_bad(w, r);
+        if (r->p == r->q ? r->a_lane >= r->b_lane : e->vc[1 + r->p] <= r->a_lane)
+            violated(&w->k, r);
         return 0;
+    }
     case MODE_SERIAL: {
         thread_st *t = thread_get(w, r->tb);
-        if (r->b_thr < t->done)
-            return fail(w, "%s: ground-truth dependence %" PRIu64 " reaches thread %u instruction %"
-                        PRIu64 " after the final log was checked there (the file is not in the order "
-                        "of its destination times)", w->tname, r->time, r->tb, r->b_thr);
-        rheap_push(w, &t->reqs, r->b_thr, r);
+        if (r->b_thr >= t->done) {
+            rheap_push(w, &t->reqs, r->b_thr, r);
+            return 0;
+        }
+        const lentry *e = late_slot(&w->lanes[r->q], r->b_lane);   /* late */
+        if (!e || !e->snap || e->ci.tid != r->tb)
+            return late_bad(w, r);
+        if (r->ta == r->tb ? r->a_thr >= r->b_thr : snap_done(e->snap, r->ta) <= r->a_thr)
+            violated(&w->k, r);
         return 0;
     }
     default: {                   /* the initial log's own DAG: truth only */
@@ -724,9 +828,7 @@ static int dispatch(run *w, const req *r)
             return 0;
         lentry *e = dq_find(&w->lanes[r->q], r->b_lane);
         if (!e || !e->vc)
-            return fail(w, "%s: ground-truth dependence %" PRIu64 " reaches cpu %u instruction %"
-                        PRIu64 " after it was checked (the file is not in the order of its "
-                        "destination times)", w->tname, r->time, r->q, r->b_lane);
+            return late_bad(w, r);
         if (r->p == r->q ? r->a_lane >= r->b_lane : e->vc[1 + r->p] <= r->a_lane)
             violated(&w->k, r);
         return 0;
@@ -834,7 +936,7 @@ static int settle(run *w, uchunk *u)
     uint32_t q = u->ci.cpu;
     lane_st *l = &w->lanes[q];
     thread_st *t = thread_get(w, u->ci.tid);
-    lentry e = { u->ci, u->lane_start, u->cs, t->total, NULL };
+    lentry e = { u->ci, u->lane_start, u->cs, t->total, NULL, NULL };
     uint64_t end = u->lane_start + u->cs;
     t->total += u->cs;
     l->settled_total = end;
@@ -1008,6 +1110,8 @@ static void run_close(run *w)
 {
     for (uint32_t p = 0; p < w->v->cpus; p++) {
         lane_st *l = &w->lanes[p];
+        for (uint64_t i = 0; i < l->n; i++)
+            snap_free(dq_at(l, i)->snap);
         free(l->dq);
         free(l->pend);
         free(l->reqs.e);
@@ -1101,6 +1205,17 @@ static int lane_visit(void *ctx, const dag_node *n, uint64_t out[2])
     }
     vc[1 + q] = end;            /* now VC_out */
     vc[0] = 1 + c->nstv;
+    /* Late: the chunk ran the last instruction of the lane's last settled
+     * chunk; a truth dependence into it can still come. VC_out differs
+     * from VC_in only in lane q, which a check never reads. */
+    if (!w->ended && end > start && end == l->settled_total && l->n) {
+        lentry *x = dq_at(l, l->n - 1);
+        if (x->lane_start + x->cs == end) {
+            vc_release(&w->pool, x->vc);
+            vc[0]++;
+            x->vc = vc;
+        }
+    }
     vc_release(&w->pool, l->final_last);
     l->final_last = vc;
     out[0] = (uint64_t)(uintptr_t)vc;
@@ -1156,6 +1271,33 @@ static int ensure_thread(run *w, uint32_t tid, uint64_t end)
     }
 }
 
+/* Late (serial): thread T's entry about to run ends at the last
+ * instruction of its last settled chunk, which is also its lane's last
+ * settled chunk: a truth dependence into that instruction can still come,
+ * so the chunk keeps what every other thread had run before the entry. */
+static void keep_snap(run *w, const thread_st *t)
+{
+    lane_st *l = &w->lanes[t->last.cpu];
+    if (l->settled_total != t->last_lane_end || !l->n)
+        return;
+    lentry *x = dq_at(l, l->n - 1);
+    if (x->lane_start + x->cs != t->last_lane_end)
+        return;
+    done_snap *s = xcalloc(1, sizeof *s);
+    for (uint32_t i = 0; i < w->nthreads; i++)
+        s->n += w->threads[i]->done > 0;
+    s->tid = xmalloc((s->n ? s->n : 1) * sizeof *s->tid);
+    s->done = xmalloc((s->n ? s->n : 1) * sizeof *s->done);
+    s->n = 0;
+    for (uint32_t i = 0; i < w->nthreads; i++)
+        if (w->threads[i]->done) {
+            s->tid[s->n] = w->threads[i]->tid;
+            s->done[s->n++] = w->threads[i]->done;
+        }
+    snap_free(x->snap);
+    x->snap = s;
+}
+
 static int verify_serial(run *w, rnr_reader *r)
 {
     checker *k = &w->k;
@@ -1182,6 +1324,8 @@ static int verify_serial(run *w, rnr_reader *r)
         if (end > t->total || end < start)
             structural(k, "entry %" PRIu64 " runs instructions %" PRIu64 "..%" PRIu64 " of thread %u, "
                        "which recorded only %" PRIu64, entry, start, end - 1, c.tid, t->total);
+        else if (!w->ended && end > start && end == t->total && t->has_last)
+            keep_snap(w, t);
         while (t->reqs.n && t->reqs.e[0].key < end) {
             req q;
             rheap_pop(w, &t->reqs, &q);

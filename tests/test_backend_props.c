@@ -1,6 +1,7 @@
 /* tests/test_backend_props.c: property tests of the backend over thousands
  * of small random synthetic recordings (every format verifies, against
- * the recorded dependences and the ground truth; parallelism and entry
+ * the recorded dependences and the ground truth, also a truth whose
+ * dependences come after their chunk's TS; parallelism and entry
  * counts are ordered as they must be), memory that does not grow with the
  * log, and MaxPar running on a pipe from a slow producer. */
 #include <check.h>
@@ -8,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -138,6 +140,252 @@ START_TEST(props_every_format_verifies_and_metrics_are_ordered)
         free(se.data);
         free(sts.data);
     }
+}
+END_TEST
+
+/* A chunk of an initial log, with what a truth dependence into it names
+ * and the TS of the next chunk of its cpu and of its thread (UINT64_MAX:
+ * none). */
+typedef struct tchunk {
+    uint32_t cpu, tid;
+    uint64_t ts, cs, lane_start, thread_start, next_lane_ts, next_thread_ts;
+} tchunk;
+
+static const tchunk *by_ts_key;
+static int cmp_by_ts(const void *a, const void *b)
+{
+    uint64_t i = *(const uint64_t *)a, j = *(const uint64_t *)b;
+    if (by_ts_key[i].ts != by_ts_key[j].ts)
+        return by_ts_key[i].ts < by_ts_key[j].ts ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* The chunks of the initial log IN, in log order; *N their count. Thread
+ * positions follow (TS, log index), as the threads ran them. */
+static tchunk *initial_chunks(const rnr_membuf *in, size_t *n)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in->data, in->len, "initial"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    uint32_t cpus = rnr_reader_header(r)->cpus;
+    uint64_t *lane_total = calloc(cpus, sizeof *lane_total);
+    size_t *lane_last = malloc(cpus * sizeof *lane_last);
+    for (uint32_t k = 0; k < cpus; k++)
+        lane_last[k] = SIZE_MAX;
+    tchunk *c = NULL;
+    size_t cap = 0;
+    *n = 0;
+    rnr_initial_chunk x;
+    int rc;
+    while ((rc = rnr_reader_next_initial(r, &x)) == 1) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 256;
+            c = realloc(c, cap * sizeof *c);
+        }
+        c[*n] = (tchunk){ x.cpu, x.tid, x.ts, x.cs, lane_total[x.cpu], 0, UINT64_MAX, UINT64_MAX };
+        lane_total[x.cpu] += x.cs;
+        if (lane_last[x.cpu] != SIZE_MAX)
+            c[lane_last[x.cpu]].next_lane_ts = x.ts;
+        lane_last[x.cpu] = *n;
+        (*n)++;
+    }
+    ck_assert_msg(rc == 0, "%s", rnr_reader_error(r));
+    rnr_reader_close(r);
+    uint64_t *order = malloc((*n ? *n : 1) * sizeof *order);
+    for (size_t i = 0; i < *n; i++)
+        order[i] = i;
+    by_ts_key = c;
+    qsort(order, *n, sizeof *order, cmp_by_ts);
+    for (size_t i = 0; i < *n; i++) {   /* quadratic in threads only */
+        tchunk *t = &c[order[i]];
+        for (size_t j = i; j-- > 0;)
+            if (c[order[j]].tid == t->tid) {
+                t->thread_start = c[order[j]].thread_start + c[order[j]].cs;
+                c[order[j]].next_thread_ts = t->ts;
+                break;
+            }
+    }
+    free(order);
+    free(lane_total);
+    free(lane_last);
+    return c;
+}
+
+/* The chunk of C (N chunks) holding instruction INSN of cpu CPU. */
+static const tchunk *chunk_at(const tchunk *c, size_t n, uint32_t cpu, uint64_t insn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].cpu == cpu && insn >= c[i].lane_start && insn < c[i].lane_start + c[i].cs)
+            return &c[i];
+    return NULL;
+}
+
+static uint64_t verdict(verify_ctx *v, const rnr_membuf *log, verify_report *rep)
+{
+    char err[RNR_ERR_MAX];
+    if (!log) {
+        ck_assert_msg(verify_initial(v, rep, err, sizeof err) == 0, "%s", err);
+    } else {
+        *rep = check(v, log);
+    }
+    return rep->violations;
+}
+
+/* A system call's accesses belong to its ECALL, and when the call outlasts
+ * the ECALL's chunk (it ends by age or a conflict while the call runs) the
+ * truth lists them at their own times, after that chunk's TS, up to the
+ * TS of the next chunk of its cpu and of its thread. On random recordings
+ * the truth is given twice: every destination at most its chunk's TS, and
+ * the same dependences with destinations at the last instruction of a
+ * chunk moved to random times in (TS, the next chunks' TS] (a cpu or
+ * thread that never runs again: up to 4 MSP after the log's last TS). To
+ * the truth of the recording come dependences between random instructions,
+ * many of which a final log does not enforce. Both truths must give the
+ * same verdicts, in every format and for the initial log, and the count
+ * of violations must be the same. The window once checked such an
+ * instruction before the late dependences were read and failed (-1). */
+START_TEST(props_verify_takes_truth_dependences_that_come_after_their_chunk)
+{
+    uint64_t base = tu_seed(0x1a7e000) + (uint64_t)_i * 104729, rng = base;
+    uint64_t late_total = 0, violations_total = 0;
+    for (int round = 0; round < 10; round++) {
+        uint64_t seed = rng;
+        synth_config c;
+        random_config(&c, &rng);
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        size_t n;
+        tchunk *ch = initial_chunks(&in, &n);
+        uint64_t last_ts = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ch[i].ts > last_ts)
+                last_ts = ch[i].ts;
+        truth_set on = { truth.cpus, NULL, 0, 0 }, late = { truth.cpus, NULL, 0, 0 };
+        for (size_t i = 0; i < truth.n; i++)
+            truth_add(&on, &truth.dep[i]);
+        for (int k = 0; n && k < 40; k++) {   /* random pairs: the recording does not order them */
+            const tchunk *a = &ch[tu_below(&rng, n)], *b = &ch[tu_below(&rng, n)];
+            uint64_t ai = tu_below(&rng, a->cs);
+            truth_dep d = { (uint32_t)tu_below(&rng, 3), 64 * tu_below(&rng, 1000),
+                            { a->cpu, a->tid, a->lane_start + ai, a->thread_start + ai, a->ts },
+                            { b->cpu, b->tid, b->lane_start + b->cs - 1, b->thread_start + b->cs - 1,
+                              b->ts } };
+            truth_add(&on, &d);
+        }
+        for (size_t i = 0; i < on.n; i++) {
+            truth_dep d = on.dep[i];
+            const tchunk *x = chunk_at(ch, n, d.dst.cpu, d.dst.insn);
+            ck_assert_ptr_nonnull(x);
+            if (d.dst.time > x->ts)
+                on.dep[i].dst.time = d.dst.time = x->ts;
+            uint64_t bound = x->next_lane_ts < x->next_thread_ts ? x->next_lane_ts : x->next_thread_ts;
+            if (bound == UINT64_MAX)
+                bound = last_ts + 4 * c.rru.msp;
+            if (d.dst.insn == x->lane_start + x->cs - 1 && bound > x->ts && tu_below(&rng, 2)) {
+                d.dst.time = x->ts + 1 + tu_below(&rng, bound - x->ts);
+                late_total++;
+            }
+            truth_add(&late, &d);
+        }
+        char err[RNR_ERR_MAX];
+        verify_ctx *v_on = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
+        verify_ctx *v_late = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
+        ck_assert_msg(v_on && v_late, "%s", err);
+        ck_assert_msg(verify_add_truth(v_on, &on, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(verify_add_truth(v_late, &late, err, sizeof err) == 0, "%s", err);
+        pass_summary s;
+        rnr_membuf mp = pass(PASS_MAXPAR, &in, &s, seed), st = pass(PASS_STITCH, &mp, &s, seed);
+        rnr_membuf se = pass(PASS_SERIAL, &mp, &s, seed), sts = pass(PASS_SERIAL, &st, &s, seed);
+        const rnr_membuf *logs[5] = { NULL, &mp, &st, &se, &sts };
+        static const char *const names[5] = { "initial", "maxpar", "stitched", "serial", "stserial" };
+        for (int f = 0; f < 5; f++) {
+            verify_report r_on, r_late;
+            uint64_t x_on = verdict(v_on, logs[f], &r_on), x_late = verdict(v_late, logs[f], &r_late);
+            ck_assert_msg(r_on.ok == r_late.ok && x_on == x_late && r_on.truth == r_late.truth &&
+                              r_on.truth == on.n,
+                          "seed %#llx (case %d round %d) %s: %llu violations on time (%s), %llu late (%s)",
+                          (unsigned long long)seed, _i, round, names[f], (unsigned long long)x_on,
+                          r_on.message, (unsigned long long)x_late, r_late.message);
+            violations_total += x_on;
+        }
+        verify_free(v_on);
+        verify_free(v_late);
+        truth_free(&on);
+        truth_free(&late);
+        truth_free(&truth);
+        free(ch);
+        free(in.data);
+        free(mp.data);
+        free(st.data);
+        free(se.data);
+        free(sts.data);
+    }
+    /* The test is about something: late dependences, and violations. */
+    ck_assert_uint_gt(late_total, 0);
+    ck_assert_uint_gt(violations_total, 0);
+}
+END_TEST
+
+/* A truth that breaks that bound (a destination time after the TS of the
+ * chunk holding the next instruction of its cpu) cannot be checked once
+ * the final log has passed that instruction: verify says so, and why. */
+START_TEST(props_verify_names_a_truth_dependence_later_than_the_next_chunk)
+{
+    uint64_t rng = tu_seed(0x1a7e100);
+    synth_config c;
+    random_config(&c, &rng);
+    c.insns = 20000;
+    c.rru.msp = 2000;
+    rnr_membuf in;
+    truth_set truth;
+    synth_result res;
+    synth_to_memory(&c, &in, &truth, &res);
+    size_t n;
+    tchunk *ch = initial_chunks(&in, &n);
+    uint64_t last_ts = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ch[i].ts > last_ts)
+            last_ts = ch[i].ts;
+    ck_assert(n > 4 && ch[0].next_lane_ts < last_ts && ch[0].next_lane_ts + 2 * c.rru.msp < last_ts);
+    truth_set bad = { truth.cpus, NULL, 0, 0 };
+    /* Into the first chunk's last instruction, at the very end of the run. */
+    truth_dep d = { TRUTH_RAW, 64, { ch[n - 1].cpu, ch[n - 1].tid, ch[n - 1].lane_start,
+                                     ch[n - 1].thread_start, ch[n - 1].ts },
+                    { ch[0].cpu, ch[0].tid, ch[0].lane_start + ch[0].cs - 1,
+                      ch[0].thread_start + ch[0].cs - 1, last_ts + 1 } };
+    truth_add(&bad, &d);
+    char err[RNR_ERR_MAX];
+    verify_ctx *v = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
+    ck_assert_msg(v != NULL, "%s", err);
+    ck_assert_msg(verify_add_truth(v, &bad, err, sizeof err) == 0, "%s", err);
+    pass_summary s;
+    rnr_membuf mp = pass(PASS_MAXPAR, &in, &s, c.seed), se = pass(PASS_SERIAL, &mp, &s, c.seed);
+    const rnr_membuf *logs[3] = { NULL, &mp, &se };
+    for (int f = 0; f < 3; f++) {
+        verify_report rep;
+        int rc;
+        if (!logs[f]) {
+            rc = verify_initial(v, &rep, err, sizeof err);
+        } else {
+            rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(logs[f]->data, logs[f]->len, "final"),
+                                               err, sizeof err);
+            ck_assert_msg(r != NULL, "%s", err);
+            rc = verify_final(v, r, &rep, err, sizeof err);
+            rnr_reader_close(r);
+        }
+        ck_assert_msg(rc < 0 && strstr(err, "later than a chunk holding an instruction after it") &&
+                          strstr(err, "the truth does not match the initial log"),
+                      "format %d: rc %d: %s", f, rc, rc < 0 ? err : rep.message);
+    }
+    verify_free(v);
+    truth_free(&bad);
+    truth_free(&truth);
+    free(ch);
+    free(in.data);
+    free(mp.data);
+    free(se.data);
 }
 END_TEST
 
@@ -484,6 +732,8 @@ TU_SUITE(backend_props)
     Suite *s = suite_create("backend_props");
     TCase *tc = tu_tcase(s, "random", 120);
     tcase_add_loop_test(tc, props_every_format_verifies_and_metrics_are_ordered, 0, 40);
+    tcase_add_loop_test(tc, props_verify_takes_truth_dependences_that_come_after_their_chunk, 0, 8);
+    tcase_add_test(tc, props_verify_names_a_truth_dependence_later_than_the_next_chunk);
     tc = tu_tcase(s, "stream", 60);
     tcase_add_test(tc, props_maxpar_memory_is_flat_on_a_ten_times_longer_log);
     tcase_add_test(tc, props_verify_memory_is_flat_on_a_ten_times_longer_log);

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/truth.h"
+#include "formats/log.h"
 #include "formats/manifest.h"
 #include "tests/testutil.h"
 
@@ -76,7 +78,7 @@ static const workload all_workloads[] = {
     {"sysprobe", {"proc"}}, {"sysprobe", {"maps", "strict"}}, {"pollpipe", {"3"}},
     {"itimer", {"kill"}}, {"itimer", {"ignored"}}, {"itimer", {"query"}},
     {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"sighandler", {"abort"}}, {"robust", {0}},
-    {"sigthreads", {0}},
+    {"sigthreads", {0}}, {"bigread", {"64"}},
 };
 
 /* Records W with OPTS (NULL-terminated) into DIR; returns the exit status
@@ -159,12 +161,11 @@ START_TEST(record_executes_exactly_what_run_executes)
 }
 END_TEST
 
-/* Records W with the truth, runs the backend, and requires rnr verify to
- * pass on the initial log and every final log. */
-static void verify_all(const workload *w, const char *const *opts)
+/* Records W with the truth into DIR, runs the backend, and requires rnr
+ * verify to pass on the initial log and every final log. OPTS has at least
+ * four entries before its NULL (the messages name them). */
+static void verify_all_in(const workload *w, const char *const *opts, const char *dir)
 {
-    char *tmp = tu_tmpdir();
-    char *dir = strdup(tu_path(tmp, "b"));
     const char *o2[24];
     size_t n = 0;
     o2[n++] = "--truth";
@@ -189,6 +190,13 @@ static void verify_all(const workload *w, const char *const *opts)
         ck_assert_msg(strstr(v.out, "ground-truth dependences") != NULL, "%s", v.out);
         tu_output_free(&v);
     }
+}
+
+static void verify_all(const workload *w, const char *const *opts)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    verify_all_in(w, opts, dir);
     tu_rmtree(tmp);
     free(tmp);
     free(dir);
@@ -201,7 +209,7 @@ static const workload threaded[] = {
     {"mmapfile", {0}}, {"redirect", {"3"}}, {"sysprobe", {"proc"}},
     {"sysprobe", {"maps", "strict"}}, {"pollpipe", {"3"}}, {"itimer", {"kill"}},
     {"itimer", {"ignored"}}, {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"robust", {0}},
-    {"sigthreads", {0}},
+    {"sigthreads", {0}}, {"bigread", {"64"}},
 };
 
 START_TEST(record_orders_every_real_conflict_of_every_workload)
@@ -254,6 +262,107 @@ START_TEST(record_truth_numbers_accesses_inside_blocks)
     if (!slow_build()) {
         verify_all(&threaded[3], o);   /* condvar */
         verify_all(&threaded[5], o);   /* rwlock */
+    }
+}
+END_TEST
+
+/* The most by which a ground-truth dependence of bundle DIR reaches its
+ * destination instruction after the TS of the initial chunk holding that
+ * instruction (0 if none does). */
+static uint64_t truth_after_its_chunk(const char *dir)
+{
+    char err[512];
+    rnr_reader *r = rnr_reader_open(tu_path(dir, "initial.log"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    uint32_t cpus = rnr_reader_header(r)->cpus;
+    uint64_t **end = calloc(cpus, sizeof *end), **ts = calloc(cpus, sizeof *ts);
+    size_t *n = calloc(cpus, sizeof *n), *cap = calloc(cpus, sizeof *cap);
+    rnr_initial_chunk c;
+    int rc;
+    while ((rc = rnr_reader_next_initial(r, &c)) == 1) {
+        if (n[c.cpu] == cap[c.cpu]) {
+            cap[c.cpu] = cap[c.cpu] ? 2 * cap[c.cpu] : 64;
+            end[c.cpu] = realloc(end[c.cpu], cap[c.cpu] * sizeof **end);
+            ts[c.cpu] = realloc(ts[c.cpu], cap[c.cpu] * sizeof **ts);
+        }
+        end[c.cpu][n[c.cpu]] = (n[c.cpu] ? end[c.cpu][n[c.cpu] - 1] : 0) + c.cs;
+        ts[c.cpu][n[c.cpu]++] = c.ts;
+    }
+    ck_assert_msg(rc == 0, "%s", rnr_reader_error(r));
+    rnr_reader_close(r);
+    truth_set t;
+    ck_assert_msg(truth_load(tu_path(dir, "truth.deps"), &t, err, sizeof err) == 0, "%s", err);
+    uint64_t most = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const truth_access *d = &t.dep[i].dst;
+        size_t lo = 0, hi = n[d->cpu];
+        while (lo < hi) {   /* the first chunk of the cpu ending after it */
+            size_t mid = lo + (hi - lo) / 2;
+            if (end[d->cpu][mid] <= d->insn)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        ck_assert_msg(lo < n[d->cpu], "truth dependence %zu names no instruction of the log", i);
+        if (d->time > ts[d->cpu][lo] && d->time - ts[d->cpu][lo] > most)
+            most = d->time - ts[d->cpu][lo];
+    }
+    truth_free(&t);
+    for (uint32_t k = 0; k < cpus; k++) {
+        free(end[k]);
+        free(ts[k]);
+    }
+    free(end);
+    free(ts);
+    free(n);
+    free(cap);
+    return most;
+}
+
+/* One read() system call (bigread: a buffer that three threads wrote
+ * before, filled line by line, each line taken from another core) outlasts
+ * its chunk: the chunk holding the ECALL ends by age while the call runs,
+ * and the truth gives the call's later accesses to the ECALL at their own
+ * times, after that chunk's TS (the test checks that the bundle has such
+ * a dependence). verify once assumed that no access comes after its
+ * chunk's TS: it checked the final chunk holding the ECALL before those
+ * dependences were read and stopped with exit 2 ("ground-truth dependence
+ * N reaches cpu 0 instruction M after the final log was checked there");
+ * with a call longer than an MSP past the chunk, the initial log's own
+ * check too. 64 KiB at the default MSP, 16 KiB at the smallest. The replay
+ * of the bundle is exact. */
+START_TEST(record_truth_verifies_a_system_call_that_outlasts_its_chunk)
+{
+    static const struct { const char *kib, *msp, *seed; } cases[] = {
+        {"64", "100000", "1"}, {"16", "4096", "2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *tmp = tu_tmpdir();
+        char *dir = strdup(tu_path(tmp, "b"));
+        const workload w = {"bigread", {cases[i].kib}};
+        const char *opts[] = {"--msp", cases[i].msp, "--seed", cases[i].seed, "-n", "4", NULL};
+        verify_all_in(&w, opts, dir);
+        ck_assert_msg(truth_after_its_chunk(dir) > 0,
+                      "bigread %s KiB, MSP %s: no truth dependence comes after its chunk's TS",
+                      cases[i].kib, cases[i].msp);
+        size_t len;
+        uint8_t *out = tu_read_file(tu_path(dir, "stdout"), &len);
+        static const char *const formats[] = {"maxpar", "stserial"};
+        for (int f = 0; f < 2; f++) {
+            tu_output o;
+            tu_rnr(&o, (const char *[]){"replay", "-j", "2", "--format", formats[f], dir, NULL});
+            ck_assert_msg(o.status == 0 && strstr(o.err, "verified") != NULL,
+                          "bigread %s: replay %s exit %d:\n%.1500s", cases[i].kib, formats[f],
+                          o.status, o.err);
+            ck_assert_msg(o.out_len == len && memcmp(o.out, out, len) == 0,
+                          "bigread %s: replay %s printed other output than the recording",
+                          cases[i].kib, formats[f]);
+            tu_output_free(&o);
+        }
+        free(out);
+        tu_rmtree(tmp);
+        free(tmp);
+        free(dir);
     }
 }
 END_TEST
@@ -441,6 +550,7 @@ TU_SUITE(record)
                         (int)(sizeof threaded / sizeof threaded[0]));
     tcase_add_test(tc, record_orders_conflicts_with_many_cpus_and_small_windows);
     tcase_add_test(tc, record_truth_numbers_accesses_inside_blocks);
+    tcase_add_test(tc, record_truth_verifies_a_system_call_that_outlasts_its_chunk);
     tc = tu_tcase(s, "bundle", 120);
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);

@@ -40,7 +40,7 @@ static const workload threaded[] = {
     {"sysprobe", {"misc"}}, {"counters", {"4", "mix"}}, {"sysprobe", {"proc"}}, {"sysprobe", {"maps", "strict"}},
     {"pollpipe", {"3"}}, {"itimer", {"kill"}}, {"itimer", {"pause"}}, {"itimer", {"ignored"}},
     {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"sighandler", {"abort"}}, {"robust", {0}},
-    {"sigthreads", {0}},
+    {"sigthreads", {0}}, {"bigread", {"64"}},
 };
 
 /* Records W (with OPTS) into a new bundle under TMP; returns its path

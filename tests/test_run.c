@@ -184,6 +184,12 @@ START_TEST(run_matches_qemu_on_file_input)
     snprintf(p2, sizeof p2, "%s/does-not-exist", dir);
     const char *args[] = {p1, p2, NULL};
     same_as_qemu(NULL, guest("fileio"), args);
+    /* bigread: one read() of 64 KiB (of its own program file) into a
+     * buffer that threads write before and hash after. */
+    char self[4096];
+    snprintf(self, sizeof self, "%s", guest("bigread"));
+    const char *big[] = {"64", "3", self, NULL};
+    same_as_qemu(NULL, self, big);
     tu_rmtree(dir);
     free(dir);
 }
