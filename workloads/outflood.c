@@ -6,7 +6,8 @@
  * writer's bytes are a pattern of its number and its offset, so every
  * byte says who wrote it and where; which writer's call comes first
  * depends on the interleaving, which a replay must reproduce. BYTES and
- * CALL may end in K or M (KiB, MiB). With "stderr" the bytes go to stderr;
+ * CALL may end in K or M (KiB, MiB). Every other call is a writev(2) of
+ * three pieces (a third, an empty one, the rest). With "stderr" the bytes go to stderr;
  * with "both" the odd-numbered writers' go to stderr, the others' to stdout.
  * Usage: outflood BYTES [THREADS [CALL [stderr|both]]] (1 to 64 threads). */
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static unsigned long long share[64], call = 65536;
@@ -23,7 +25,7 @@ static void *flood(void *arg)
 {
     long id = (long)arg;
     int fd = to_stderr == 1 || (to_stderr == 2 && id % 2) ? 2 : 1;
-    unsigned long long left = share[id], off = 0;
+    unsigned long long left = share[id], off = 0, calls = 0;
     size_t size = left < call ? (size_t)left : (size_t)call;
     unsigned char *buf = malloc(size ? size : 1);
     if (!buf)
@@ -36,7 +38,13 @@ static void *flood(void *arg)
         }
         size_t done = 0;
         while (done < n) {
-            ssize_t k = write(fd, buf + done, n - done);
+            ssize_t k;
+            if (calls++ % 2 && done == 0) {
+                struct iovec v[3] = {{buf, n / 3}, {buf + n / 3, 0}, {buf + n / 3, n - n / 3}};
+                k = writev(fd, v, 3);
+            } else {
+                k = write(fd, buf + done, n - done);
+            }
             if (k <= 0) {
                 free(buf);
                 return (void *)1;
