@@ -397,7 +397,9 @@ const char *signal_name(int sig);
 
 /* ---- the output of the guest ---- */
 
-/* Writes N bytes to guest fd 1 or 2's host descriptor and the output hook. */
+/* Writes N bytes to guest fd 1 or 2's host descriptor and hands the
+ * output hook what the host took: the bytes written, or the negative
+ * error of the host write when none were. */
 int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n);
 
 #endif

@@ -23,17 +23,23 @@
 int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n)
 {
     size_t done = 0;
+    int64_t err = 0;
     while (done < n) {
         ssize_t r = write(f->host_fd, data + done, n - done);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0)
-            return done ? (int64_t)done : -(int64_t)errno;
+        if (r < 0) {
+            err = -(int64_t)errno;
+            break;
+        }
         done += (size_t)r;
     }
-    if (p->cfg.output)
-        p->cfg.output(p->cfg.output_ctx, f->kind == FILE_STDERR ? 2 : 1, data, n);
-    return (int64_t)n;
+    /* The hook gets what the guest's write put out, which is its result:
+     * a host descriptor that took part of it (a full non-blocking pipe,
+     * a full disk) took that part. */
+    if (done && p->cfg.output)
+        p->cfg.output(p->cfg.output_ctx, f->kind == FILE_STDERR ? 2 : 1, data, done);
+    return done ? (int64_t)done : err;
 }
 
 /* The two devices the simulated system has; writes to them vanish. */
