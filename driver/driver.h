@@ -13,6 +13,10 @@
 #include "rru/machine.h"
 #include "rru/rru_unit.h"
 
+/* The most bytes of a write to the guest's stdout or stderr the driver
+ * holds at once (drv_config.output gets a longer one in pieces). */
+#define DRV_OUTPUT_BLOCK 65536u
+
 /* Exit status of `rnr run` when every guest thread is blocked forever. */
 #define DRV_EXIT_DEADLOCK 124
 
@@ -42,7 +46,9 @@ typedef struct drv_config {
     /* Host file descriptors that receive the guest's fd 0 (read), 1 and 2
      * (written). */
     int stdin_fd, stdout_fd, stderr_fd;
-    /* Called with every byte the guest writes to its fd 1 or 2 (NULL: none). */
+    /* Called with every byte the guest writes to its fd 1 or 2 (NULL: none),
+     * in order, at most DRV_OUTPUT_BLOCK bytes per call: a longer write
+     * comes in several calls. */
     void (*output)(void *ctx, int fd, const uint8_t *data, size_t n);
     void *output_ctx;
     /* If not NULL: write the nondeterministic inputs to this log file. */

@@ -397,7 +397,20 @@ const char *signal_name(int sig);
 
 /* ---- the output of the guest ---- */
 
-/* Writes N bytes to guest fd 1 or 2's host descriptor and the output hook. */
+#define IOV_MAX_GUEST 1024      /* iovecs of a readv or writev, at most */
+
+/* Writes N bytes to guest fd 1 or 2's host descriptor and hands the
+ * output hook what the host took: the bytes written, or the negative
+ * error of the host write when none were. */
 int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n);
+/* The bytes of one write to the standard stream F: the CNT guest pieces V
+ * (address, length), LIMIT bytes of them at most, read in order and
+ * gathered into blocks of DRV_OUTPUT_BLOCK bytes, each put out by
+ * proc_output (REPLAY: handed to the output hook alone). A write of up to
+ * a block stays one host write, and the driver holds one block, whatever
+ * the write's length. Returns the bytes put out, or when none were the
+ * negative error of the guest read or host write that stopped it. */
+int64_t proc_output_iov(drv_proc *p, file_obj *f, const uint64_t (*v)[2], uint64_t cnt,
+                        uint64_t limit, int replay);
 
 #endif

@@ -75,45 +75,41 @@ static int read_guest(drv_proc *p, uint64_t addr, uint8_t *buf, uint64_t n)
 }
 
 /* OUTPUT policy: the bytes a write to fd 1 or 2 put out, regenerated from
- * guest memory (RESULT of them) and handed to config->output. */
+ * guest memory (RESULT of them) and handed to config->output, a block at
+ * a time (proc_output_iov). 0, or -1 if they are not all readable. */
 static int replay_output(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t result)
 {
     /* Which stream the descriptor was at this point of the recording: the
      * replay's table holds the standard streams where the guest's dup,
      * dup3, fcntl and close calls moved them (mirror_fds), and nothing
      * else (a file the guest opened is not opened again). */
-    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
     if (result <= 0 || !f || (f->kind != FILE_STDOUT && f->kind != FILE_STDERR) || !p->cfg.output)
         return 0;
-    const int fd = f->kind == FILE_STDERR ? 2 : 1;
-    uint64_t want = (uint64_t)result;
-    uint8_t *buf = malloc(want);
-    if (!buf)
-        return -1;
-    uint64_t got = 0;
-    if (nr == 66) {   /* writev: gather the iovecs */
-        for (uint64_t i = 0; i < a[2] && got < want; i++) {
-            uint8_t iov[16];
-            if (read_guest(p, a[1] + 16 * i, iov, 16) < 0)
-                break;
-            uint64_t base = 0, len = 0;
-            for (int k = 7; k >= 0; k--) {
-                base = base << 8 | iov[k];
-                len = len << 8 | iov[8 + k];
-            }
-            if (len > want - got)
-                len = want - got;
-            if (read_guest(p, base, buf + got, len) < 0)
-                break;
-            got += len;
-        }
-    } else if (read_guest(p, a[1], buf, want) == 0) {
-        got = want;
+    const uint64_t want = (uint64_t)result;
+    if (nr != 66) {   /* write, pwrite64: one piece */
+        const uint64_t v[1][2] = {{a[1], want}};
+        return proc_output_iov(p, f, v, 1, want, 1) == result ? 0 : -1;
     }
-    if (got == want)
-        p->cfg.output(p->cfg.output_ctx, fd, buf, (size_t)want);
-    free(buf);
-    return got == want ? 0 : -1;
+    /* writev: its iovecs */
+    if (a[2] > IOV_MAX_GUEST)
+        return -1;
+    uint64_t (*v)[2] = malloc((a[2] ? a[2] : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    int ok = 1;
+    for (uint64_t i = 0; i < a[2] && ok; i++) {
+        uint8_t iov[16];
+        ok = read_guest(p, a[1] + 16 * i, iov, 16) == 0;
+        v[i][0] = v[i][1] = 0;
+        for (int k = 7; k >= 0; k--) {
+            v[i][0] = v[i][0] << 8 | iov[k];
+            v[i][1] = v[i][1] << 8 | iov[8 + k];
+        }
+    }
+    ok = ok && proc_output_iov(p, f, (const uint64_t(*)[2])v, a[2], want, 1) == result;
+    free(v);
+    return ok ? 0 : -1;
 }
 
 /* A successful dup, dup3, fcntl F_DUPFD(_CLOEXEC) or close of the recording

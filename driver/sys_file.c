@@ -18,22 +18,70 @@
 #include "driver/internal.h"
 
 #define IO_PIECE (1u << 20)          /* host I/O per step of a large transfer */
-#define IOV_MAX_GUEST 1024
 
 int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n)
 {
     size_t done = 0;
+    int64_t err = 0;
     while (done < n) {
         ssize_t r = write(f->host_fd, data + done, n - done);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0)
-            return done ? (int64_t)done : -(int64_t)errno;
+        if (r < 0) {
+            err = -(int64_t)errno;
+            break;
+        }
         done += (size_t)r;
     }
-    if (p->cfg.output)
-        p->cfg.output(p->cfg.output_ctx, f->kind == FILE_STDERR ? 2 : 1, data, n);
-    return (int64_t)n;
+    /* The hook gets what the guest's write put out, which is its result:
+     * a host descriptor that took part of it (a full non-blocking pipe,
+     * a full disk) took that part. */
+    if (done && p->cfg.output)
+        p->cfg.output(p->cfg.output_ctx, f->kind == FILE_STDERR ? 2 : 1, data, done);
+    return done ? (int64_t)done : err;
+}
+
+int64_t proc_output_iov(drv_proc *p, file_obj *f, const uint64_t (*v)[2], uint64_t cnt,
+                        uint64_t limit, int replay)
+{
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < cnt && total < limit; i++)
+        total += v[i][1] < limit - total ? v[i][1] : limit - total;
+    if (total == 0)
+        return 0;
+    size_t cap = total < DRV_OUTPUT_BLOCK ? (size_t)total : DRV_OUTPUT_BLOCK, fill = 0;
+    uint8_t *block = malloc(cap);
+    if (!block)
+        return -LX_ENOMEM;
+    uint64_t done = 0, left = total;
+    int64_t rc = 0;
+    for (uint64_t i = 0; i < cnt && left && rc == 0; i++) {
+        uint64_t addr = v[i][0], n = v[i][1] < left ? v[i][1] : left;
+        while (n && rc == 0) {
+            size_t k = n < cap - fill ? (size_t)n : cap - fill;
+            rc = guest_read(p, addr, block + fill, k);
+            if (rc < 0)
+                break;
+            addr += k;
+            n -= k;
+            left -= k;
+            fill += k;
+            if (fill < cap && left)
+                continue;
+            /* A block full, or the write's last bytes. */
+            int64_t r = (int64_t)fill;
+            if (!replay)
+                r = proc_output(p, f, block, fill);
+            else if (p->cfg.output)
+                p->cfg.output(p->cfg.output_ctx, f->kind == FILE_STDERR ? 2 : 1, block, fill);
+            if (r > 0)
+                done += (uint64_t)r;
+            rc = r < 0 ? r : (size_t)r < fill ? 1 : 0;   /* 1: the host took part */
+            fill = 0;
+        }
+    }
+    free(block);
+    return done ? (int64_t)done : rc < 0 ? rc : 0;
 }
 
 /* The two devices the simulated system has; writes to them vanish. */
@@ -627,14 +675,16 @@ static int64_t write_from(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, in
         n = 0x7ffff000;
     if (!guest_ok(p, buf, n, LX_PROT_READ))
         return -LX_EFAULT;
+    if (f->kind == FILE_STDOUT || f->kind == FILE_STDERR) {
+        const uint64_t v[1][2] = {{buf, n}};
+        return proc_output_iov(p, f, v, 1, n, 0);
+    }
     uint8_t *tmp = malloc(n);
     if (!tmp)
         return -LX_ENOMEM;
     int64_t rc = guest_read(p, buf, tmp, n);
     if (rc == 0) {
-        if (f->kind == FILE_STDOUT || f->kind == FILE_STDERR) {
-            rc = proc_output(p, f, tmp, n);
-        } else if (f->kind == FILE_PIPE_W) {
+        if (f->kind == FILE_PIPE_W) {
             rc = pipe_write(p, f, tmp, n);
         } else {
             uint64_t done = 0;
@@ -762,12 +812,21 @@ int64_t sc_writev(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t rc = read_iov(p, a[1], a[2], v);
     if (rc < 0)
         return rc;
-    /* Gathered into one host write, so that the output stays in one piece. */
+    /* Gathered into one host write, so that the output stays in one piece
+     * (the standard streams: a block at a time, proc_output_iov). */
     uint64_t total = 0;
     for (uint64_t i = 0; i < a[2]; i++)
         total += v[i][1];
     if (total > 0x7ffff000)
         return -LX_EINVAL;
+    if (f->kind == FILE_STDOUT || f->kind == FILE_STDERR) {
+        /* Every piece is checked first: a bad one fails the call before
+         * anything is written. */
+        for (uint64_t i = 0; i < a[2]; i++)
+            if (v[i][1] && !guest_ok(p, v[i][0], v[i][1], LX_PROT_READ))
+                return -LX_EFAULT;
+        return proc_output_iov(p, f, (const uint64_t(*)[2])v, a[2], total, 0);
+    }
     uint8_t *tmp = malloc(total ? total : 1);
     if (!tmp)
         return -LX_ENOMEM;
@@ -782,8 +841,6 @@ int64_t sc_writev(drv_proc *p, thread *t, const uint64_t a[6])
     }
     if (total == 0)
         rc = 0;
-    else if (f->kind == FILE_STDOUT || f->kind == FILE_STDERR)
-        rc = proc_output(p, f, tmp, total);
     else if (f->kind == FILE_PIPE_W)
         rc = pipe_write(p, f, tmp, total);
     else {

@@ -512,6 +512,67 @@ START_TEST(record_streams_the_initial_log_through_a_pipe_and_runs_maxpar_on_the_
 }
 END_TEST
 
+/* rnr's stdout a non-blocking pipe that nobody reads, 1000 bytes in it
+ * already: the guest's write of 1 MiB puts out what the pipe takes (the
+ * rest of its 64 KiB on Linux: part of one host write) and returns
+ * that count, its next write fails with EAGAIN (outflood exits 1). The
+ * bundle's stdout holds exactly the bytes the pipe received from it (the
+ * write's result, which the replay regenerates), not none of them, and
+ * the replay verifies. */
+START_TEST(record_keeps_in_the_bundle_what_its_stdout_took_of_a_write)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(fcntl(fds[1], F_SETFL, O_NONBLOCK), 0);
+    char before[1000];
+    memset(before, 'p', sizeof before);
+    ck_assert_int_eq(write(fds[1], before, sizeof before), (ssize_t)sizeof before);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(fds[1], 1);
+        dup2(null, 2);
+        closefrom(3);
+        execl(tu_rnr_bin(), tu_rnr_bin(), "record", "--quiet", "--backend", "-n", "1", "-o", dir,
+              "--", guest("outflood"), "1M", "1", "1M", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status 0x%x", status);
+    size_t cap = 2u << 20, got = 0;
+    uint8_t *piped = malloc(cap);
+    for (ssize_t r; (r = read(fds[0], piped + got, cap - got)) > 0;)
+        got += (size_t)r;
+    close(fds[0]);
+    ck_assert_msg(got > sizeof before && got < (1u << 20), "the pipe took %zu bytes", got);
+    ck_assert(memcmp(piped, before, sizeof before) == 0);
+    got -= sizeof before;
+    size_t n;
+    uint8_t *kept = tu_read_file(tu_path(dir, "stdout"), &n);
+    ck_assert_msg(n == got && memcmp(kept, piped + sizeof before, n) == 0, "the bundle's stdout "
+                  "holds %zu bytes, the pipe took %zu", n, got);
+    char want[32];
+    snprintf(want, sizeof want, "%zu", got);
+    expect_manifest(dir, "stdout.bytes", want);
+    expect_manifest(dir, "exit-status", "1");
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
+    ck_assert_msg(o.status == 0, "replay exit %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    free(kept);
+    free(piped);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 START_TEST(record_rejects_bad_usage_with_one_line)
 {
     char *tmp = tu_tmpdir();
@@ -555,6 +616,7 @@ TU_SUITE(record)
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);
     tcase_add_test(tc, record_streams_the_initial_log_through_a_pipe_and_runs_maxpar_on_the_fly);
+    tcase_add_test(tc, record_keeps_in_the_bundle_what_its_stdout_took_of_a_write);
     tcase_add_test(tc, record_rejects_bad_usage_with_one_line);
     return s;
 }

@@ -41,6 +41,14 @@ BENCH_TARGETS += bench-memory
 bench-memory: $(RNR) $(GUEST_BINS)
 	tools/bench-memory $(abspath $(RNR)) $(abspath $(GUEST_DIR)) $(BENCH_MEMORY_BASE)
 
+# `make bench`: peak memory of record and replay on 1 and 2 workers for a
+# guest that writes OUTPUT_MEMORY_MIB MiB to stdout (tools/bench-output-memory).
+OUTPUT_MEMORY_MIB ?= 1 100
+BENCH_TARGETS += bench-output-memory
+.PHONY: bench-output-memory
+bench-output-memory: $(RNR) $(GUEST_BINS)
+	tools/bench-output-memory $(abspath $(RNR)) $(abspath $(GUEST_DIR)) $(OUTPUT_MEMORY_MIB)
+
 # `make bench`: the recording slowdown in host CPU seconds, run and record
 # alternated (tools/bench-slowdown; SLOWDOWN_REPS pairs per program).
 SLOWDOWN_REPS ?= 3
