@@ -57,6 +57,7 @@
  * finished in every simulation, is no longer its lane's last, and no
  * token it sent is still in flight (those wait in dag_walk for a CPU's
  * next chunk: docs/backend.md, "Memory while a CPU stays idle"). */
+#include "backend/heap.h"
 #include "rru/alloc.h"
 #include "backend/metrics.h"
 
@@ -97,11 +98,13 @@ typedef struct hent {
     mnode *n;
 } hent;
 
+static int less(const hent *a, const hent *b)
+{
+    return a->key < b->key || (a->key == b->key && a->order < b->order);
+}
+
 /* A binary min-heap by (key, walk position). */
-typedef struct heap {
-    hent *e;
-    uint64_t n, cap;
-} heap;
+HEAP_DEFINE(heap, hent, less)
 
 typedef struct sim {
     uint32_t k;                 /* its index in the chunks' st[] */
@@ -124,46 +127,9 @@ typedef struct mctx {
     int ahead;                  /* a chunk broke the condition: give up */
 } mctx;
 
-static int less(const hent *a, const hent *b)
+static void event_push(heap *h, uint64_t key, mnode *n)
 {
-    return a->key < b->key || (a->key == b->key && a->order < b->order);
-}
-
-static void heap_push(heap *h, uint64_t key, mnode *n)
-{
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 64;
-        h->e = xrealloc(h->e, h->cap * sizeof *h->e);
-    }
-    uint64_t i = h->n++;
-    hent x = { key, n->order, n };
-    while (i && less(&x, &h->e[(i - 1) / 2])) {
-        h->e[i] = h->e[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->e[i] = x;
-}
-
-static void heap_pop(heap *h)
-{
-    hent x = h->e[--h->n];
-    uint64_t i = 0;
-    for (;;) {
-        uint64_t l = 2 * i + 1, r = l + 1, m = i;
-        const hent *best = &x;
-        if (l < h->n && less(&h->e[l], best)) {
-            m = l;
-            best = &h->e[l];
-        }
-        if (r < h->n && less(&h->e[r], best))
-            m = r;
-        if (m == i)
-            break;
-        h->e[i] = h->e[m];
-        i = m;
-    }
-    if (h->n)
-        h->e[i] = x;
+    heap_push(h, (hent){ key, n->order, n });
 }
 
 static void release(mctx *c, mnode *n)
@@ -204,7 +170,7 @@ static void finish(mctx *c, sim *s, mnode *n, uint64_t t)
         if (t + n->succ[i].latency > y->ready)
             y->ready = t + n->succ[i].latency;
         if (--y->left == 0)
-            heap_push(&s->runnable, y->ready, n->succ[i].to);
+            event_push(&s->runnable, y->ready, n->succ[i].to);
     }
     if (c->last[n->lane] == n && t < s->lb)
         s->lb = t;                  /* its lane's next chunk may be ready at t */
@@ -235,15 +201,15 @@ static void process_event(mctx *c, sim *s, uint64_t t)
     s->now = t;
     while (s->running.n && s->running.e[0].key <= t) {
         mnode *n = s->running.e[0].n;
-        heap_pop(&s->running);
+        (void)heap_pop(&s->running);
         finish(c, s, n, t);
     }
     while (s->idle && s->runnable.n && s->runnable.e[0].key <= t) {
         mnode *n = s->runnable.e[0].n;
-        heap_pop(&s->runnable);
+        (void)heap_pop(&s->runnable);
         s->idle--;
         n->st[s->k].fin = t + n->cs;
-        heap_push(&s->running, n->st[s->k].fin, n);
+        event_push(&s->running, n->st[s->k].fin, n);
     }
 }
 
@@ -339,7 +305,7 @@ static int visit(void *ctx, const dag_node *nd, uint64_t out[2])
         if (y->st[k].left == 0) {
             if (y->st[k].ready < s->now)
                 c->ahead = 1;
-            heap_push(&s->runnable, y->st[k].ready, y);
+            event_push(&s->runnable, y->st[k].ready, y);
         }
     }
     out[0] = (uint64_t)(uintptr_t)y;

@@ -13,6 +13,7 @@
 
 #include "backend/truth.h"
 #include "formats/log.h"
+#include "backend/heap.h"
 #include "rru/alloc.h"
 
 typedef struct ochunk {
@@ -411,11 +412,14 @@ typedef struct sthread {
     uint64_t ts, idx, end, cs, fin, fend;
 } sthread;
 
+static int node_before(const snode *a, const snode *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->idx < b->idx);
+}
+
+#define NODE_LESS(a, b) node_before(*(a), *(b))
 /* A binary min-heap of chunks by (TS, log index). */
-typedef struct nheap {
-    snode **e;
-    size_t n, cap;
-} nheap;
+HEAP_DEFINE(nheap, snode *, NODE_LESS)
 
 typedef struct stream {
     uint32_t cpus;
@@ -457,44 +461,6 @@ static void count_edges(stream *s, int64_t delta)
         s->out->peak_edges = s->edges;
 }
 
-static int node_before(const snode *a, const snode *b)
-{
-    return a->ts < b->ts || (a->ts == b->ts && a->idx < b->idx);
-}
-
-static void heap_push(nheap *h, snode *n)
-{
-    GROW(h->e, h->n, h->cap, 256);
-    size_t i = h->n++;
-    while (i && node_before(n, h->e[(i - 1) / 2])) {
-        h->e[i] = h->e[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->e[i] = n;
-}
-
-static snode *heap_pop(nheap *h)
-{
-    snode *top = h->e[0], *x = h->e[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        snode *best = x;
-        if (l < h->n && node_before(h->e[l], best)) {
-            m = l;
-            best = h->e[l];
-        }
-        if (r < h->n && node_before(h->e[r], best))
-            m = r;
-        if (m == i)
-            break;
-        h->e[i] = h->e[m];
-        i = m;
-    }
-    if (h->n)
-        h->e[i] = x;
-    return top;
-}
 
 static size_t thr_slot(const stream *s, uint64_t key)
 {
@@ -637,7 +603,7 @@ static void add_chunk(stream *s, const rnr_initial_chunk *c)
     GROW(l->q, l->n, l->cap, 16);
     l->q[l->n++] = n;
     l->len += c->cs;
-    heap_push(&s->held_heap, n);
+    nheap_push(&s->held_heap, n);
     if (++s->held > s->out->peak_chunks)
         s->out->peak_chunks = s->held;
     if (c->cs && l->pending_cut) {
@@ -647,7 +613,7 @@ static void add_chunk(stream *s, const rnr_initial_chunk *c)
     for (; s->pass == 2 && l->farc.next < l->farc.n && l->farc.pos[l->farc.next] < l->len; l->farc.next++)
         node_cut(s, n, l->farc.pos[l->farc.next]);
 
-    heap_push(&s->unsettled, n);
+    nheap_push(&s->unsettled, n);
     if (c->ts > s->hmax)
         s->hmax = c->ts;
 }
@@ -696,7 +662,7 @@ static void settle(stream *s, snode *n)
 static void settle_below(stream *s, uint64_t frontier)
 {
     while (s->unsettled.n && s->unsettled.e[0]->ts < frontier && !s->why)
-        settle(s, heap_pop(&s->unsettled));
+        settle(s, nheap_pop(&s->unsettled));
 }
 
 /* A truth dependence whose two ends have been read. */
@@ -774,7 +740,7 @@ static void finalize(stream *s, snode *n)
 {
     slane *l = &s->lane[n->cpu];
     while (s->unsettled.n && !node_before(n, s->unsettled.e[0]) && !s->why)
-        settle(s, heap_pop(&s->unsettled));
+        settle(s, nheap_pop(&s->unsettled));
     if (s->why)
         return;
     if (n->waiting) {
@@ -896,7 +862,7 @@ static int stream_pass(stream *s, const char *initial_log, const char *truth_pat
          * still to come. */
         while (s->window && s->held > s->window && !s->why &&
                (!s->hold_msp || s->held_heap.e[0]->ts + s->msp <= s->hmax))
-            finalize(s, heap_pop(&s->held_heap));
+            finalize(s, nheap_pop(&s->held_heap));
         if (rc == 0) {
             if (have == 1)
                 give_up(s, "a dependence names an instruction the log does not have");
@@ -906,7 +872,7 @@ static int stream_pass(stream *s, const char *initial_log, const char *truth_pat
     if (have < 0)
         result = -1;
     while (result == 0 && !s->why && s->held_heap.n)
-        finalize(s, heap_pop(&s->held_heap));
+        finalize(s, nheap_pop(&s->held_heap));
     truth_reader_close(tr);
     rnr_reader_close(r);
     return result;

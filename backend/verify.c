@@ -85,6 +85,7 @@
  * until its next chunk (one entry per such dependence, like the Early
  * tokens the final logs carry for them; at the end they are the discarded
  * ones). */
+#include "backend/heap.h"
 #include "rru/alloc.h"
 #include "backend/verify.h"
 
@@ -375,10 +376,9 @@ typedef struct hreq {
     req r;
 } hreq;
 
-typedef struct rheap {       /* requirements by key (destination instruction) */
-    hreq *e;
-    uint64_t n, cap;
-} rheap;
+#define HREQ_LESS(a, b) ((a)->key < (b)->key)
+/* Requirements by key (destination instruction). */
+HEAP_DEFINE(rheap, hreq, HREQ_LESS)
 
 typedef struct thread_st {
     uint32_t tid;
@@ -537,42 +537,17 @@ static void describe(checker *k)
 
 /* ---- heaps ---- */
 
-static void rheap_push(run *w, rheap *h, uint64_t key, const req *r)
+static void req_push(run *w, rheap *h, uint64_t key, const req *r)
 {
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 16;
-        h->e = xrealloc(h->e, h->cap * sizeof *h->e);
-    }
-    uint64_t i = h->n++;
-    while (i && h->e[(i - 1) / 2].key > key) {
-        h->e[i] = h->e[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->e[i].key = key;
-    h->e[i].r = *r;
+    rheap_push(h, (hreq){ key, *r });
     w->live_reqs++;
     peaks(w);
 }
 
 /* Removes the smallest into *OUT. */
-static void rheap_pop(run *w, rheap *h, req *out)
+static void req_pop(run *w, rheap *h, req *out)
 {
-    *out = h->e[0].r;
-    hreq last = h->e[--h->n];
-    uint64_t i = 0;
-    for (;;) {
-        uint64_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->e[c + 1].key < h->e[c].key)
-            c++;
-        if (h->e[c].key >= last.key)
-            break;
-        h->e[i] = h->e[c];
-        i = c;
-    }
-    if (h->n)
-        h->e[i] = last;
+    *out = rheap_pop(h).r;
     w->live_reqs--;
 }
 
@@ -800,7 +775,7 @@ static int dispatch(run *w, const req *r)
         if (r->kind == REQ_CPU)
             return 0;            /* lanes keep it */
         if (r->b_lane >= w->lanes[r->q].pos) {
-            rheap_push(w, &w->lanes[r->q].reqs, r->b_lane, r);
+            req_push(w, &w->lanes[r->q].reqs, r->b_lane, r);
             return 0;
         }
         const lentry *e = late_slot(&w->lanes[r->q], r->b_lane);   /* late */
@@ -813,7 +788,7 @@ static int dispatch(run *w, const req *r)
     case MODE_SERIAL: {
         thread_st *t = thread_get(w, r->tb);
         if (r->b_thr >= t->done) {
-            rheap_push(w, &t->reqs, r->b_thr, r);
+            req_push(w, &t->reqs, r->b_thr, r);
             return 0;
         }
         const lentry *e = late_slot(&w->lanes[r->q], r->b_lane);   /* late */
@@ -1199,7 +1174,7 @@ static int lane_visit(void *ctx, const dag_node *n, uint64_t out[2])
     }
     while (l->reqs.n && l->reqs.e[0].key < end) {
         req r;
-        rheap_pop(w, &l->reqs, &r);
+        req_pop(w, &l->reqs, &r);
         if (r.p == q ? r.a_lane >= r.b_lane : vc[1 + r.p] <= r.a_lane)
             violated(&w->k, &r);
     }
@@ -1328,7 +1303,7 @@ static int verify_serial(run *w, rnr_reader *r)
             keep_snap(w, t);
         while (t->reqs.n && t->reqs.e[0].key < end) {
             req q;
-            rheap_pop(w, &t->reqs, &q);
+            req_pop(w, &t->reqs, &q);
             int ok;
             if (q.ta == q.tb) {
                 ok = q.a_thr < q.b_thr;
@@ -1360,7 +1335,7 @@ static int verify_serial(run *w, rnr_reader *r)
                        t->tid, t->done, t->total);
         while (t->reqs.n) {      /* their destination never ran */
             req q;
-            rheap_pop(w, &t->reqs, &q);
+            req_pop(w, &t->reqs, &q);
             violated(k, &q);
         }
     }

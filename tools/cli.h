@@ -27,4 +27,9 @@ int cli_bad_input(const char *cmd, const char *fmt, ...) __attribute__((format(p
 int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                   uint64_t *out);
 
+/* Parses a byte count with an optional K, M or G suffix (powers of 1024)
+ * in [min, max] for option OPT; -1 on error (after a usage message). */
+int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+                    uint64_t *out);
+
 #endif

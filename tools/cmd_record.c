@@ -81,28 +81,6 @@ static void on_progress(void *ctx, const recording_progress *p)
     fflush(stderr);
 }
 
-/* A byte count with an optional K, M or G suffix (powers of 1024). */
-static int parse_bytes(const char *opt, const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    uint64_t mul = 1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1ull << 10;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1ull << 20;
-    else if (*end == 'G' || *end == 'g')
-        mul = 1ull << 30;
-    if (mul != 1)
-        end++;
-    if (errno || end == s || *end || s[0] == '-' || v == 0 || v > UINT64_MAX / mul)
-        return cli_usage("record", "%s: '%s' is not a byte count (N, NK, NM or NG, N > 0)", opt, s),
-               -1;
-    *out = v * mul;
-    return 0;
-}
-
 /* The guest's environment: rnr's own, or empty (--env-clear), with the
  * --unset and --env changes in command-line order. */
 typedef struct env_list {
@@ -223,7 +201,7 @@ int cmd_record(int argc, char **argv)
                     cli_usage("record", "--max-seconds: '%s' is not a number of seconds > 0", v);
                     goto out;
                 }
-            } else if (parse_bytes(a, v, &ro.max_log_bytes) < 0) {
+            } else if (cli_parse_bytes("record", a, v, 1, UINT64_MAX, &ro.max_log_bytes) < 0) {
                 goto out;
             }
         } else {

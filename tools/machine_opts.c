@@ -41,38 +41,6 @@ static int parse_sig(const char *cmd, const char *s, rru_config *rc)
     return -1;
 }
 
-/* --mem-limit: a number of bytes with an optional K, M or G (powers of
- * 1024), from 1 MiB to the whole user address space (256 GiB). */
-static int parse_mem_limit(const char *cmd, const char *s, uint64_t *out)
-{
-    const uint64_t min = 1ull << 20, max = DRV_MEM_LIMIT_MAX;
-    size_t len = strlen(s);
-    unsigned shift = 0;
-    char digits[32];
-    if (len > 0 && len < sizeof digits) {
-        const char *suffix = "KMG";
-        const char *at = strchr(suffix, s[len - 1]);
-        if (at && *at) {
-            shift = 10 * (unsigned)(at - suffix + 1);
-            len--;
-        }
-    }
-    if (len == 0 || len >= sizeof digits || strspn(s, "0123456789") != len) {
-        cli_usage(cmd, "--mem-limit wants a number of bytes, with K, M or G if you like, not '%s'", s);
-        return -1;
-    }
-    memcpy(digits, s, len);
-    digits[len] = 0;
-    uint64_t n;
-    if (cli_parse_u64(cmd, "--mem-limit", digits, 0, max >> shift, &n) < 0)
-        return -1;
-    if ((n << shift) < min) {
-        cli_usage(cmd, "--mem-limit wants at least 1M, not '%s'", s);
-        return -1;
-    }
-    *out = n << shift;
-    return 0;
-}
 
 int machine_opts_parse(machine_opts *o, const char *cmd, int argc, char **argv, int *i)
 {
@@ -120,7 +88,7 @@ int machine_opts_parse(machine_opts *o, const char *cmd, int argc, char **argv, 
             return -1;
         cfg->rru.cluster_chunks = (uint32_t)n;
     } else if (strcmp(a, "--mem-limit") == 0) {
-        if (parse_mem_limit(cmd, v, &cfg->mem_limit) < 0)
+        if (cli_parse_bytes(cmd, "--mem-limit", v, 1ull << 20, DRV_MEM_LIMIT_MAX, &cfg->mem_limit) < 0)
             return -1;
     } else {
         o->allow[o->nallow++] = v;

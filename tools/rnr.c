@@ -68,6 +68,36 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min,
     return 0;
 }
 
+int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+                    uint64_t *out)
+{
+    size_t len = strlen(s);
+    unsigned shift = 0;
+    char digits[32];
+    if (len > 0 && len < sizeof digits) {
+        const char *at = strchr("KMG", s[len - 1]);
+        if (at && *at) {
+            shift = 10 * (unsigned)(at - "KMG" + 1);
+            len--;
+        }
+    }
+    if (len == 0 || len >= sizeof digits || strspn(s, "0123456789") != len) {
+        cli_usage(cmd, "%s wants a number of bytes, with K, M or G if you like, not '%s'", opt, s);
+        return -1;
+    }
+    memcpy(digits, s, len);
+    digits[len] = 0;
+    uint64_t n;
+    if (cli_parse_u64(cmd, opt, digits, 0, max >> shift, &n) < 0)
+        return -1;
+    if ((n << shift) < min) {
+        cli_usage(cmd, "%s wants at least %llu bytes, not '%s'", opt, (unsigned long long)min, s);
+        return -1;
+    }
+    *out = n << shift;
+    return 0;
+}
+
 /* True if ARGV asks for help before any "--" (after which arguments belong
  * to the guest program). */
 static int wants_help(int argc, char **argv)
