@@ -20,21 +20,9 @@
 
 static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DIR"), name); }
 
-/* A manifest value (owned copy), or NULL; fails the test on a bad manifest. */
-static char *manifest_value(const char *dir, const char *key)
-{
-    char err[1024];
-    rnr_manifest *m = rnr_manifest_load(tu_path(dir, "manifest"), err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    const char *v = rnr_manifest_get(m, key);
-    char *c = v ? strdup(v) : NULL;
-    rnr_manifest_free(m);
-    return c;
-}
-
 static void expect_status(const char *dir, const char *want)
 {
-    char *v = manifest_value(dir, "status");
+    char *v = tu_manifest_value(dir, "status");
     ck_assert_msg(v && strcmp(v, want) == 0, "%s: status '%s', expected '%s'", dir, v ? v : "(none)",
                   want);
     free(v);
@@ -285,20 +273,10 @@ static pid_t spawn_record(const char *dir, const char *const *extra)
     return pid;
 }
 
-/* Waits until the initial log that recorder PID writes into DIR, under
- * its temporary name while the recording runs, holds N bytes (~60 s at most). */
-static void wait_for_initial(const char *dir, pid_t pid, off_t n)
+static void wait_for_initial(const char *dir, pid_t pid, long n)
 {
-    char name[4096];
-    snprintf(name, sizeof name, "%s/.initial.log.%ld.part", dir, (long)pid);
-    for (int i = 0; i < 6000; i++) {
-        struct stat st;
-        if (stat(name, &st) == 0 && st.st_size >= n)
-            return;
-        struct timespec ts = { 0, 10 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
-    ck_abort_msg("%s never reached %ld bytes", name, (long)n);
+    char path[4096];
+    tu_wait_part(dir, "initial.log", (long)pid, n, path, sizeof path);
 }
 
 /* SIGINT, SIGTERM and SIGHUP each finish a replayable bundle. */
@@ -357,7 +335,7 @@ START_TEST(bundle_signals_while_finishing_say_so_then_abandon)
         }
         close(errpipe[1]);
         fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
-        wait_for_initial(dir, pid, (off_t)400000 << attempt);
+        wait_for_initial(dir, pid, 400000L << attempt);
         kill(pid, SIGTERM);
         char err[4096] = "";
         size_t got = 0;
@@ -382,7 +360,7 @@ START_TEST(bundle_signals_while_finishing_say_so_then_abandon)
             ck_assert_int_eq(waitpid(pid, &st, 0), pid);
         close(errpipe[0]);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM, "status 0x%x: %s", st, err);
-        char *status = manifest_value(dir, "status");
+        char *status = tu_manifest_value(dir, "status");
         if (strstr(err, "finishing the bundle")) {
             ck_assert_msg(strstr(err, dir) && strstr(err, "another signal abandons it"), "%s", err);
             ck_assert_msg(status && strncmp(status, "abandoned", 9) == 0, "status '%s'", status);
@@ -464,7 +442,7 @@ START_TEST(bundle_limits_end_the_recording_interrupted)
         ck_assert_msg(rc == limits[i].exit, "%s: status %d: %s", limits[i].opt, rc, o.err);
         tu_output_free(&o);
         expect_status(dir, limits[i].status);
-        char *insns = manifest_value(dir, "instructions");
+        char *insns = tu_manifest_value(dir, "instructions");
         ck_assert_ptr_nonnull(insns);
         if (i == 0)
             ck_assert_msg(strtoull(insns, NULL, 10) >= 300000 && strtoull(insns, NULL, 10) < 3000000,
@@ -495,7 +473,7 @@ START_TEST(bundle_guest_environment_is_chosen_and_replayed)
                       !strstr(o.out, "OUTSIDE"),
                   "%s", o.out);
     tu_output_free(&o);
-    char *envc = manifest_value(dir, "envc");
+    char *envc = tu_manifest_value(dir, "envc");
     ck_assert_str_eq(envc, "1");
     free(envc);
     tu_run((const char *[]){ "/usr/bin/env", "RNRTEST_OUTSIDE=1", "RNRTEST_DROP=2", tu_rnr_bin(),

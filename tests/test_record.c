@@ -31,21 +31,9 @@ static int slow_build(void)
     return getenv("RNR_VALGRIND") != NULL || (m && atoi(m) > 1);
 }
 
-/* A manifest value (owned copy), or NULL. */
-static char *manifest_value(const char *dir, const char *key)
-{
-    char err[512];
-    rnr_manifest *m = rnr_manifest_load(tu_path(dir, "manifest"), err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    const char *v = rnr_manifest_get(m, key);
-    char *r = v ? strdup(v) : NULL;
-    rnr_manifest_free(m);
-    return r;
-}
-
 static void expect_manifest(const char *dir, const char *key, const char *want)
 {
-    char *v = manifest_value(dir, key);
+    char *v = tu_manifest_value(dir, key);
     ck_assert_msg(v && strcmp(v, want) == 0, "%s: %s = %s, expected %s", dir, key, v ? v : "(none)",
                   want);
     free(v);
@@ -385,29 +373,13 @@ static pid_t spawn_endless(const char *dir)
     return pid;
 }
 
-/* Waits until the initial log that recorder PID writes into DIR (under
- * its temporary name while the recording runs) holds N bytes (~60 s at
- * most); its path into PATH. */
-static void wait_for_initial(const char *dir, pid_t pid, off_t n, char *path, size_t len)
-{
-    snprintf(path, len, "%s/.initial.log.%ld.part", dir, (long)pid);
-    for (int i = 0; i < 6000; i++) {
-        struct stat st;
-        if (stat(path, &st) == 0 && st.st_size >= n)
-            return;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    ck_abort_msg("%s never reached %ld bytes", path, (long)n);
-}
-
 START_TEST(record_sigint_finishes_the_bundle_marked_interrupted)
 {
     char *tmp = tu_tmpdir();
     char *dir = strdup(tu_path(tmp, "b"));
     pid_t pid = spawn_endless(dir);
     char part[4096];
-    wait_for_initial(dir, pid, 30000, part, sizeof part);
+    tu_wait_part(dir, "initial.log", (long)pid, 30000, part, sizeof part);
     kill(pid, SIGINT);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -437,17 +409,10 @@ START_TEST(record_killed_leaves_logs_with_their_complete_prefix)
     char *dir = strdup(tu_path(tmp, "b"));
     pid_t pid = spawn_endless(dir);
     char part[4096];
-    wait_for_initial(dir, pid, 100000, part, sizeof part);
+    tu_wait_part(dir, "initial.log", (long)pid, 100000, part, sizeof part);
     /* The input log too has had a flush (every quarter second). */
     char inpart[4096];
-    snprintf(inpart, sizeof inpart, "%s/.input.log.%ld.part", dir, (long)pid);
-    for (int i = 0; i < 6000; i++) {
-        struct stat st;
-        if (stat(inpart, &st) == 0 && st.st_size > 4096)
-            break;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    tu_wait_part(dir, "input.log", (long)pid, 4096, inpart, sizeof inpart);
     kill(pid, SIGKILL);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);

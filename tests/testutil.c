@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -266,4 +267,28 @@ void tu_bundle_resign(const char *dir, const char *key, const char *value)
     ck_assert_msg(rnr_manifest_save(out, tu_path(dir, "manifest"), err, sizeof err) == 0, "%s", err);
     rnr_manifest_free(m);
     rnr_manifest_free(out);
+}
+
+char *tu_manifest_value(const char *dir, const char *key)
+{
+    char err[1024];
+    rnr_manifest *m = rnr_manifest_load(tu_path(dir, "manifest"), err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    const char *v = rnr_manifest_get(m, key);
+    char *c = v ? strdup(v) : NULL;
+    rnr_manifest_free(m);
+    return c;
+}
+
+void tu_wait_part(const char *dir, const char *name, long pid, long n, char *path, size_t len)
+{
+    snprintf(path, len, "%s/.%s.%ld.part", dir, name, pid);
+    for (int i = 0; i < 6000; i++) {
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > n)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_abort_msg("%s never held more than %ld bytes", path, n);
 }

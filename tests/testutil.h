@@ -46,6 +46,14 @@ size_t tu_write_counting(const char *path, int count);
 /* Whole file, NUL-terminated after *n bytes; fails the test if unreadable. */
 uint8_t *tu_read_file(const char *path, size_t *n);
 
+/* Bundle DIR's manifest value of KEY (owned copy), or NULL; fails the test
+ * if the manifest does not load. */
+char *tu_manifest_value(const char *dir, const char *key);
+/* Waits (about 60 s at most) until the file NAME that recorder PID writes
+ * into bundle DIR under its temporary name (DIR/.NAME.PID.part) holds more
+ * than N bytes; its path into PATH (LEN bytes). */
+void tu_wait_part(const char *dir, const char *name, long pid, long n, char *path, size_t len);
+
 /* A forger's tool, to reach the checks behind the bundle's digests: sets
  * manifest KEY of bundle DIR to VALUE (NULL: leaves the keys), then makes
  * the file.NAME.* keys name exactly the bundle files now in DIR, with
