@@ -698,6 +698,62 @@ START_TEST(replay_names_what_is_damaged)
 }
 END_TEST
 
+/* The end of a replay checks each result against the manifest: a manifest
+ * (re-signed, so that its checksum holds) claiming another final digest,
+ * exit status, thread id or per-thread count fails the replay (exit 1),
+ * naming what differs; the true manifest passes. */
+START_TEST(replay_fails_when_the_manifest_claims_other_results)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"mutex", {0}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, (const char *[]){"-n", "4", NULL}, &rec);
+    replay_ok(dir, "maxpar", "2", &rec, "as recorded");
+    char *digest = tu_manifest_value(dir, "final.digest"), *tid = tu_manifest_value(dir, "thread.1.tid");
+    char *n0 = tu_manifest_value(dir, "thread.0.instructions"), *n1 = tu_manifest_value(dir, "thread.1.instructions");
+    ck_assert(digest && tid && n0 && n1);
+    char other[80], t2[32], a[32], b[32];
+    snprintf(other, sizeof other, "%s", digest);
+    other[10] = other[10] == '0' ? '1' : '0';
+    snprintf(t2, sizeof t2, "%llu", strtoull(tid, NULL, 10) + 100);
+    /* One instruction moved between two threads: the total still adds up. */
+    snprintf(a, sizeof a, "%llu", strtoull(n0, NULL, 10) + 1);
+    snprintf(b, sizeof b, "%llu", strtoull(n1, NULL, 10) - 1);
+    static const char *const formats2[] = {"maxpar", "stserial"};
+    for (int k = 0; k < 4; k++) {
+        if (k == 0)
+            tu_bundle_resign(dir, "final.digest", other);
+        else if (k == 1)
+            tu_bundle_resign(dir, "exit-status", "3");
+        else if (k == 2)
+            tu_bundle_resign(dir, "thread.1.tid", t2);
+        else {
+            tu_bundle_resign(dir, "thread.0.instructions", a);
+            tu_bundle_resign(dir, "thread.1.instructions", b);
+        }
+        static const char *const want[] = {"the final state differs", "ends with status 0, the recording with 3",
+                                           "has tid", "instructions in the replay"};
+        for (int f = 0; f < 2; f++)
+            expect_failure((const char *[]){"replay", "--quiet", "--format", formats2[f], dir, NULL}, 1,
+                           want[k], want[k]);
+        tu_bundle_resign(dir, "final.digest", digest);
+        tu_bundle_resign(dir, "exit-status", "0");
+        tu_bundle_resign(dir, "thread.1.tid", tid);
+        tu_bundle_resign(dir, "thread.0.instructions", n0);
+        tu_bundle_resign(dir, "thread.1.instructions", n1);
+    }
+    replay_ok(dir, "serial", "1", &rec, "manifest restored");
+    free(digest);
+    free(tid);
+    free(n0);
+    free(n1);
+    free(dir);
+    tu_output_free(&rec);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(replay_rejects_bad_usage)
 {
     expect_failure((const char *[]){"replay", NULL}, 2, "missing DIR", "no dir");
@@ -725,5 +781,6 @@ TU_SUITE(replay)
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);
+    tcase_add_test(tc, replay_fails_when_the_manifest_claims_other_results);
     return s;
 }
