@@ -511,6 +511,106 @@ START_TEST(run_same_seed_gives_identical_stats_digest_and_output)
 }
 END_TEST
 
+/* The value of the --stats line "KEY: VALUE" in ERR (owned), or NULL. */
+static char *stats_value(const char *err, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *l = err; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (strncmp(l, key, k) == 0 && l[k] == ':' && l[k + 1] == ' ')
+            return strndup(l + k + 2, strcspn(l + k + 2, "\n"));
+    return NULL;
+}
+
+/* `rnr run` and `rnr record` with --env-clear --env execute the same
+ * instructions whatever variables their caller has (a job runner adds
+ * some: the environment's size moves the guest's stack), and the
+ * recording executes what the run executes. */
+START_TEST(run_and_record_with_a_fixed_environment_execute_the_same_whatever_the_callers)
+{
+    static const char *const callers[2][3] = {
+        { "FOO=1", "RNRTEST_CALLER=1", NULL },
+        { "FOO=123456789012345678901234567890", "BAR=x", "RNRTEST_CALLER=123456789012345678901234567890" },
+    };
+    char *tmp = tu_tmpdir();
+    char *out[2] = { NULL, NULL }, *stats[2] = { NULL, NULL };
+    for (int c = 0; c < 2; c++) {
+        const char *argv[24];
+        int n = 0;
+        argv[n++] = "/usr/bin/env";
+        for (int k = 0; k < 3 && callers[c][k]; k++)
+            argv[n++] = callers[c][k];
+        int base = n;
+        argv[n++] = tu_rnr_bin();
+        argv[n++] = "run";
+        argv[n++] = "-n";
+        argv[n++] = "2";
+        argv[n++] = "--stats";
+        argv[n++] = "--env-clear";
+        argv[n++] = "--env";
+        argv[n++] = "RNRTEST_A=1";
+        argv[n++] = "--";
+        argv[n++] = guest("argenv");
+        argv[n++] = "x";
+        argv[n] = NULL;
+        tu_output r;
+        tu_run(argv, NULL, &r);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "env 0 'RNRTEST_A=1'") && !strstr(r.out, "env 1") &&
+                          !strstr(r.out, "RNRTEST_CALLER"),
+                      "caller %d: %s", c, r.out);
+        out[c] = strdup(r.out);
+        stats[c] = stable_stats(r.err);
+        char *insns = stats_value(r.err, "instructions"), *digest = stats_value(r.err, "digest");
+        ck_assert_msg(insns && digest, "%s", r.err);
+        tu_output_free(&r);
+        /* The same options to rnr record, from the same caller. */
+        char dir[64];
+        snprintf(dir, sizeof dir, "b%d", c);
+        const char *bundle = tu_path(tmp, dir);
+        n = base + 2;
+        argv[n++] = "-n";
+        argv[n++] = "2";
+        argv[n++] = "--quiet";
+        argv[n++] = "-o";
+        argv[n++] = bundle;
+        argv[n++] = "--env-clear";
+        argv[n++] = "--env";
+        argv[n++] = "RNRTEST_A=1";
+        argv[n++] = "--";
+        argv[n++] = guest("argenv");
+        argv[n++] = "x";
+        argv[n] = NULL;
+        argv[base + 1] = "record";
+        tu_run(argv, NULL, &r);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_str_eq(r.out, out[c]);
+        tu_output_free(&r);
+        char *ri = tu_manifest_value(bundle, "instructions"), *rd = tu_manifest_value(bundle, "final.digest");
+        ck_assert_msg(ri && strcmp(ri, insns) == 0, "record %s, run %s instructions", ri, insns);
+        ck_assert_msg(rd && strcmp(rd, digest) == 0, "record digest %s, run %s", rd, digest);
+        free(ri);
+        free(rd);
+        free(insns);
+        free(digest);
+    }
+    ck_assert_str_eq(out[0], out[1]);
+    ck_assert_str_eq(stats[0], stats[1]);
+    for (int c = 0; c < 2; c++) {
+        free(out[c]);
+        free(stats[c]);
+    }
+    tu_output o;
+    tu_rnr(&o, (const char *[]){ "run", "--env", "=x", "--", guest("argenv"), NULL });
+    ck_assert_msg(o.status == 2 && strstr(o.err, "NAME=VALUE"), "%s", o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){ "run", "--unset", "A=B", "--", guest("argenv"), NULL });
+    ck_assert_msg(o.status == 2 && strstr(o.err, "not a variable name"), "%s", o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(run_different_seeds_change_the_racy_counter)
 {
     char seen[8][64];
@@ -951,6 +1051,7 @@ TU_SUITE(run)
     tc = tu_tcase(s, "determinism", 120);
     tcase_add_test(tc, run_same_seed_gives_identical_stats_digest_and_output);
     tcase_add_test(tc, run_different_seeds_change_the_racy_counter);
+    tcase_add_test(tc, run_and_record_with_a_fixed_environment_execute_the_same_whatever_the_callers);
     tcase_add_test(tc, run_maps_pages_only_when_touched);
     tcase_add_test(tc, run_drops_a_timer_signal_that_every_thread_blocks);
     tc = tu_tcase(s, "memory", 60);

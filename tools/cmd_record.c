@@ -14,9 +14,8 @@
 #include "recorder/session.h"
 #include "rru/alloc.h"
 #include "tools/cli.h"
+#include "tools/guest_env.h"
 #include "tools/machine_opts.h"
-
-extern char **environ;
 
 const char cmd_record_help[] =
     "usage: rnr record [options] -o DIR [--] PROG [ARGS...]\n"
@@ -51,9 +50,7 @@ const char cmd_record_help[] =
     "  --initial-log PATH also stream the initial log to PATH ('-' = stdout,\n"
     "                     which then carries no guest output; a FIFO works):\n"
     "                     e.g. `rnr record --initial-log - ... | rnr maxpar - -`\n"
-    "  --env NAME=VALUE   set NAME in the guest's environment (repeatable)\n"
-    "  --unset NAME       remove NAME from the guest's environment (repeatable)\n"
-    "  --env-clear        start the guest's environment empty\n"
+    GUEST_ENV_HELP
     "  --max-instructions N  stop after about N instructions (all threads)\n"
     "  --max-seconds S    stop after S seconds of host wall time\n"
     "  --max-log-bytes B  stop once logs and output hold B bytes (K, M, G)\n"
@@ -81,64 +78,17 @@ static void on_progress(void *ctx, const recording_progress *p)
     fflush(stderr);
 }
 
-/* The guest's environment: rnr's own, or empty (--env-clear), with the
- * --unset and --env changes in command-line order. */
-typedef struct env_list {
-    char **v;
-    size_t n, cap;
-} env_list;
-
-static void env_remove(env_list *e, const char *name, size_t len)
-{
-    for (size_t i = 0; i < e->n;) {
-        if (strncmp(e->v[i], name, len) == 0 && e->v[i][len] == '=') {
-            free(e->v[i]);
-            memmove(e->v + i, e->v + i + 1, (e->n - i - 1) * sizeof *e->v);
-            e->n--;
-        } else {
-            i++;
-        }
-    }
-}
-
-static void env_add(env_list *e, const char *s)
-{
-    if (e->n == e->cap) {
-        e->cap = e->cap ? 2 * e->cap : 32;
-        e->v = xrealloc(e->v, e->cap * sizeof *e->v);
-    }
-    e->v[e->n++] = xoom(strdup(s));
-}
-
-static void env_free(env_list *e)
-{
-    for (size_t i = 0; i < e->n; i++)
-        free(e->v[i]);
-    free(e->v);
-}
-
-static int env_name_ok(const char *s, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '=' || s[i] == '\0')
-            return 0;
-    return 1;
-}
-
 int cmd_record(int argc, char **argv)
 {
     recording_options ro;
     memset(&ro, 0, sizeof ro);
     machine_opts mo;
     machine_opts_init(&mo, &ro.cfg, argc);
-    int quiet = 0, i = 1, rc = RNR_EXIT_USAGE, clear_env = 0;
+    int quiet = 0, i = 1, rc = RNR_EXIT_USAGE;
     int progress = isatty(STDERR_FILENO);
     ro.pack = 1;
-    const char **env_ops = xcalloc((size_t)argc + 1, sizeof *env_ops);   /* NAME=VALUE or NAME */
-    size_t n_env_ops = 0;
-    env_list env = { NULL, 0, 0 };
+    guest_env env;
+    guest_env_init(&env, argc);
     recording *r = NULL;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -153,6 +103,11 @@ int cmd_record(int argc, char **argv)
             goto out;
         if (m > 0)
             continue;
+        m = guest_env_parse(&env, "record", argc, argv, &i);
+        if (m < 0)
+            goto out;
+        if (m > 0)
+            continue;
         if (strcmp(a, "--backend") == 0) {
             ro.backend = 1;
         } else if (strcmp(a, "--truth") == 0) {
@@ -163,10 +118,7 @@ int cmd_record(int argc, char **argv)
             progress = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
-        } else if (strcmp(a, "--env-clear") == 0) {
-            clear_env = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--initial-log") == 0 ||
-                   strcmp(a, "--env") == 0 || strcmp(a, "--unset") == 0 ||
                    strcmp(a, "--max-instructions") == 0 || strcmp(a, "--max-seconds") == 0 ||
                    strcmp(a, "--max-log-bytes") == 0) {
             if (i + 1 >= argc) {
@@ -178,19 +130,6 @@ int cmd_record(int argc, char **argv)
                 ro.dir = v;
             } else if (strcmp(a, "--initial-log") == 0) {
                 ro.initial_stream = v;
-            } else if (strcmp(a, "--env") == 0) {
-                const char *eq = strchr(v, '=');
-                if (!eq || !env_name_ok(v, (size_t)(eq - v))) {
-                    cli_usage("record", "--env: '%s' is not NAME=VALUE", v);
-                    goto out;
-                }
-                env_ops[n_env_ops++] = v;
-            } else if (strcmp(a, "--unset") == 0) {
-                if (!env_name_ok(v, strlen(v))) {
-                    cli_usage("record", "--unset: '%s' is not a variable name", v);
-                    goto out;
-                }
-                env_ops[n_env_ops++] = v;
             } else if (strcmp(a, "--max-instructions") == 0) {
                 if (cli_parse_u64("record", a, v, 1, UINT64_MAX, &ro.max_instructions) < 0)
                     goto out;
@@ -219,16 +158,7 @@ int cmd_record(int argc, char **argv)
         cli_usage("record", "missing PROG");
         goto out;
     }
-    if (!clear_env)
-        for (char **e = environ; *e; e++)
-            env_add(&env, *e);
-    for (size_t k = 0; k < n_env_ops; k++) {
-        const char *op = env_ops[k], *eq = strchr(op, '=');
-        env_remove(&env, op, eq ? (size_t)(eq - op) : strlen(op));
-        /* --env NAME=VALUE has an '='; --unset NAME has none. */
-        if (eq)
-            env_add(&env, op);
-    }
+    guest_env_build(&env);
     char err[8448];
     ro.progress_passes = progress;
     if (progress) {
@@ -270,8 +200,7 @@ int cmd_record(int argc, char **argv)
     rc = res.exit_status;
 out:
     recording_free(r);
-    env_free(&env);
-    free(env_ops);
+    guest_env_free(&env);
     machine_opts_free(&mo);
     return rc;
 }

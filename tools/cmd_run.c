@@ -8,14 +8,14 @@
 #include "driver/driver.h"
 #include "formats/digest.h"
 #include "tools/cli.h"
+#include "tools/guest_env.h"
 #include "tools/machine_opts.h"
-
-extern char **environ;
 
 const char cmd_run_help[] =
     "usage: rnr run [options] [--] PROG [ARGS...]\n"
     "Runs the static riscv64 Linux program PROG (with ARGS and the current\n"
-    "environment) on the simulated multicore, without recording. The guest's\n"
+    "environment, or the one --env, --unset and --env-clear make) on the\n"
+    "simulated multicore, without recording. The guest's\n"
     "stdin, stdout and stderr are rnr's; rnr exits with the guest's exit\n"
     "status, or 128+N with one line on stderr when signal N killed it, or\n"
     "124 with a report when every thread is blocked forever (deadlock).\n"
@@ -24,11 +24,14 @@ const char cmd_run_help[] =
     "  --input-log FILE   write the run's nondeterministic inputs (an input log)\n"
     "  --stats            print instructions per core, cycles, bus transactions,\n"
     "                     the final-state digest, wall time and MIPS on stderr\n"
+    GUEST_ENV_HELP
     MACHINE_OPTS_HELP
     "The RRU options are checked and otherwise unused by rnr run.\n"
-    "The same program, arguments, input files, options and seed give the same\n"
-    "run: identical output, instruction counts and final state; `rnr record`\n"
-    "with the same options executes exactly this run.\n";
+    "The same program, arguments, environment, input files, options and seed\n"
+    "give the same run: identical output, instruction counts and final state;\n"
+    "`rnr record` with the same options executes exactly this run. The\n"
+    "environment's size moves the guest's stack, so a run only repeats with the\n"
+    "same environment: --env-clear and --env fix it whatever the caller's is.\n";
 
 static void print_stats(const drv_proc *p)
 {
@@ -70,6 +73,8 @@ int cmd_run(int argc, char **argv)
     machine_opts_init(&mo, &cfg, argc);
     int stats = 0, i = 1;
     int rc = RNR_EXIT_USAGE;
+    guest_env env;
+    guest_env_init(&env, argc);
     for (; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--") == 0) {
@@ -79,6 +84,11 @@ int cmd_run(int argc, char **argv)
         if (o[0] != '-' || o[1] == 0)
             break;
         int m = machine_opts_parse(&mo, "run", argc, argv, &i);
+        if (m < 0)
+            goto out;
+        if (m > 0)
+            continue;
+        m = guest_env_parse(&env, "run", argc, argv, &i);
         if (m < 0)
             goto out;
         if (m > 0)
@@ -100,12 +110,10 @@ int cmd_run(int argc, char **argv)
         cli_usage("run", "missing PROG");
         goto out;
     }
-    size_t envc = 0;
-    while (environ[envc])
-        envc++;
+    guest_env_build(&env);
     char err[512];
     drv_proc *p = drv_proc_new(&cfg, argv[i], (const char *const *)argv + i, (size_t)(argc - i),
-                               (const char *const *)environ, envc, err, sizeof err);
+                               (const char *const *)env.v, env.n, err, sizeof err);
     if (!p) {
         rc = cli_bad_input("run", "%s", err);
         goto out;
@@ -127,6 +135,7 @@ int cmd_run(int argc, char **argv)
         rc = DRV_EXIT_DEADLOCK;
     drv_proc_free(p);
 out:
+    guest_env_free(&env);
     machine_opts_free(&mo);
     return rc;
 }
