@@ -21,7 +21,7 @@ bench-suite: $(RNR) $(GUEST_BINS)
 	@rm -rf $(SUITE_BENCH_DIR) && mkdir -p $(SUITE_BENCH_DIR)/raw
 	tools/bench-jobs bench $(RNR) $(GUEST_DIR) $(SUITE_BENCH_DIR)/raw > $(SUITE_BENCH_DIR)/jobs.txt
 	tools/bench-run-jobs $(SUITE_BENCH_DIR)/jobs.txt
-	tools/bench-report $(SUITE_BENCH_DIR)/raw $(BENCH_OUT)
+	tools/bench-report --jobs $(SUITE_BENCH_DIR)/jobs.txt $(SUITE_BENCH_DIR)/raw $(BENCH_OUT)
 
 # `make sweep`: the sensitivity sweeps (tools/bench-jobs sweep) on
 # SWEEP_JOBS job slots with GNU parallel, merged into $(SWEEP_OUT).
@@ -32,7 +32,7 @@ sweep-run: $(RNR) $(GUEST_BINS)
 	@rm -rf $(SWEEP_DIR) && mkdir -p $(SWEEP_DIR)/raw
 	tools/bench-jobs sweep $(RNR) $(GUEST_DIR) $(SWEEP_DIR)/raw > $(SWEEP_DIR)/jobs.txt
 	tools/bench-run-jobs -j $(SWEEP_JOBS) $(SWEEP_DIR)/jobs.txt
-	tools/bench-report $(SWEEP_DIR)/raw $(SWEEP_OUT)
+	tools/bench-report --jobs $(SWEEP_DIR)/jobs.txt $(SWEEP_DIR)/raw $(SWEEP_OUT)
 
 # `make bench`: memory high-water and time of every step at 1x, 4x and 16x
 # the length of a recording (tools/bench-memory; 16x >= 10^9 instructions).
