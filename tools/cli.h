@@ -32,4 +32,28 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min,
 int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                     uint64_t *out);
 
+/* cli_normalize: flags. */
+enum {
+    /* The options end at the first operand (the program of run and record:
+     * the arguments after it are the guest's and are never read). */
+    CLI_STOP_AT_OPERAND = 1,
+};
+
+/* Rewrites the command's argument count and vector (argv[0] its name) so that its own
+ * matching sees every option spelled the canonical way: "-xVALUE" becomes
+ * "-x" "VALUE" and "--opt=VALUE" becomes "--opt" "VALUE" for the options
+ * of VALUED (a NULL-terminated list of the options taking a value). A
+ * "--" ends the options; it is kept, and the arguments after it are
+ * untouched, as are the values of valued options. The new array lives
+ * until cli_normalize_free (rnr's main calls it). */
+void cli_normalize(const char *const *valued, int flags, int *argc, char ***argv);
+void cli_normalize_free(void);
+
+/* The log kind named NAME in any case ("MaxPar", "stserial"), or -1. */
+int cli_log_kind(const char *name);
+
+/* Edits (insertions, deletions, substitutions, swaps of neighbours) from
+ * A to B. */
+size_t cli_edit_distance(const char *a, const char *b);
+
 #endif

@@ -40,6 +40,8 @@ const char cmd_record_help[] =
     "or 153 (log bytes), as Linux's SIGXCPU and SIGXFSZ.\n"
     "A bundle carries the environment the guest ran with (rnr info DIR shows\n"
     "it): choose it with --env-clear, --env and --unset before sharing one.\n"
+    "The options end at PROG (or at --): the arguments after it are the\n"
+    "guest's. A value may be attached: -n8, -oDIR, --seed=3.\n"
     "\n"
     "Options:\n"
     "  -o DIR             the bundle to write (required)\n"
@@ -129,6 +131,10 @@ static int env_name_ok(const char *s, size_t n)
 
 int cmd_record(int argc, char **argv)
 {
+    static const char *const valued[] = {MACHINE_OPTS_VALUED, "-o", "--initial-log", "--env",
+                                         "--unset", "--max-instructions", "--max-seconds",
+                                         "--max-log-bytes", NULL};
+    cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     recording_options ro;
     memset(&ro, 0, sizeof ro);
     machine_opts mo;

@@ -25,8 +25,8 @@ const char cmd_replay_help[] =
     "stderr, exit status, per-thread instruction counts and final memory and\n"
     "register digest are compared with the recording's; a one-line summary\n"
     "goes to stderr.\n"
-    "  -j W             worker threads (any W >= 1; capped at the recorded CPUs)\n"
-    "  --format F       maxpar, stitched, serial or stserial\n"
+    "  -j W, -jW        worker threads (any W >= 1; capped at the recorded CPUs)\n"
+    "  --format F, --format=F  maxpar, stitched, serial or stserial, in any case\n"
     "  --program PATH   the program to run (default: the bundle's copy); it must\n"
     "                   have the recorded SHA-256\n"
     "  --window CHUNKS  chunks read ahead of the oldest unfinished one, at most\n"
@@ -57,10 +57,18 @@ int cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *format = "maxpar", *program = NULL;
     uint64_t workers = 0, window = RP_WINDOW_DEFAULT;
-    int quiet = 0;
+    int quiet = 0, options = 1;
+    static const char *const valued[] = {"-j", "--format", "--program", "--window", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
+        if (!options || a[0] != '-' || !a[1]) {
+            if (dir)
+                return cli_usage("replay", "too many arguments");
+            dir = a;
+        } else if (strcmp(a, "--") == 0) {
+            options = 0;
+        } else if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
             strcmp(a, "--window") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("replay", "option %s needs an argument", a);
@@ -78,21 +86,18 @@ int cmd_replay(int argc, char **argv)
             }
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage("replay", "unknown option '%s'", a);
-        } else if (!dir) {
-            dir = a;
         } else {
-            return cli_usage("replay", "too many arguments");
+            return cli_usage("replay", "unknown option '%s'", a);
         }
     }
     if (!dir)
         return cli_usage("replay", "missing DIR");
-    int kind = rnr_log_kind_parse(format);
+    int kind = cli_log_kind(format);
     if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
         kind != RNR_LOG_STSERIAL)
         return cli_usage("replay", "--format wants maxpar, stitched, serial or stserial, not '%s'",
                          format);
+    format = rnr_log_kind_name((uint32_t)kind);
     long host = sysconf(_SC_NPROCESSORS_ONLN);
     if (workers == 0)
         workers = host > 0 ? (uint64_t)host : 1;

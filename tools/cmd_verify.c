@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -20,7 +21,8 @@ const char cmd_verify_help[] =
     "Proves that a final log of the recording bundle DIR enforces every\n"
     "dependence of DIR/initial.log under the token-counter semantics of replay,\n"
     "and can be replayed (no cycle, no token that never comes). FORMAT is maxpar,\n"
-    "stitched, serial, stserial, or all (the default: every one DIR has).\n"
+    "stitched, serial, stserial (in any case: MaxPar), or all (the default:\n"
+    "every one DIR has).\n"
     "Checked: each recorded dependence (source chunk -> the first chunk of the\n"
     "successor CPU with TS > the dependence time; none: legitimately discarded),\n"
     "each thread's order across CPUs, for Serial/StSerial each CPU's order, and,\n"
@@ -50,9 +52,20 @@ static void print_ok(const char *file, const verify_report *r, int initial)
 int cmd_verify(int argc, char **argv)
 {
     const char *dir = NULL, *format = NULL, *truth_path = NULL;
-    int no_truth = 0, progress = isatty(STDERR_FILENO);
+    int no_truth = 0, progress = isatty(STDERR_FILENO), options = 1;
+    static const char *const valued[] = {"--truth", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--progress") == 0) {
+        if (!options || argv[i][0] != '-' || !argv[i][1]) {
+            if (!dir)
+                dir = argv[i];
+            else if (!format)
+                format = argv[i];
+            else
+                return cli_usage("verify", "too many arguments");
+        } else if (strcmp(argv[i], "--") == 0) {
+            options = 0;
+        } else if (strcmp(argv[i], "--progress") == 0) {
             progress = 1;
         } else if (strcmp(argv[i], "--truth") == 0) {
             if (++i >= argc)
@@ -60,23 +73,22 @@ int cmd_verify(int argc, char **argv)
             truth_path = argv[i];
         } else if (strcmp(argv[i], "--no-truth") == 0) {
             no_truth = 1;
-        } else if (argv[i][0] == '-') {
-            return cli_usage("verify", "unknown option '%s'", argv[i]);
-        } else if (!dir) {
-            dir = argv[i];
-        } else if (!format) {
-            format = argv[i];
         } else {
-            return cli_usage("verify", "too many arguments");
+            return cli_usage("verify", "unknown option '%s'", argv[i]);
         }
     }
     if (!dir)
         return cli_usage("verify", "missing DIR");
-    if (format && strcmp(format, "all") != 0 && strcmp(format, "initial") != 0) {
-        int known = 0;
-        for (size_t i = 0; i < 4; i++)
-            known |= strcmp(format, formats[i]) == 0;
-        if (!known)
+    if (format && strcasecmp(format, "all") == 0) {
+        format = "all";
+    } else if (format) {
+        /* Any case: the README writes MaxPar. */
+        int kind = cli_log_kind(format), known = kind == RNR_LOG_INITIAL;
+        for (size_t i = 0; i < 4 && kind > 0; i++)
+            known |= strcmp(rnr_log_kind_name((uint32_t)kind), formats[i]) == 0;
+        if (known)
+            format = rnr_log_kind_name((uint32_t)kind);
+        else
             return cli_usage("verify", "unknown FORMAT '%s' (maxpar, stitched, serial, stserial, "
                              "initial or all)", format);
     }
