@@ -159,7 +159,11 @@ int cmd_record(int argc, char **argv)
             goto out;
         if (m > 0)
             continue;
-        if (strcmp(a, "--backend") == 0) {
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cmd_record_help, stdout);
+            rc = RNR_EXIT_OK;
+            goto out;
+        } else if (strcmp(a, "--backend") == 0) {
             ro.backend = 1;
         } else if (strcmp(a, "--truth") == 0) {
             ro.truth = 1;

@@ -87,7 +87,11 @@ int cmd_run(int argc, char **argv)
             goto out;
         if (m > 0)
             continue;
-        if (strcmp(o, "--input-log") == 0) {
+        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+            fputs(cmd_run_help, stdout);
+            rc = RNR_EXIT_OK;
+            goto out;
+        } else if (strcmp(o, "--input-log") == 0) {
             if (i + 1 >= argc) {
                 cli_usage("run", "option %s needs an argument", o);
                 goto out;

@@ -160,7 +160,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) != 0)
             continue;
-        if (wants_help(argc - 1, argv + 1)) {
+        /* run and record read --help themselves: only before PROG, whose
+         * arguments are the guest's. */
+        int own_help = strcmp(name, "run") == 0 || strcmp(name, "record") == 0;
+        if (!own_help && wants_help(argc - 1, argv + 1)) {
             fputs(commands[i].help, stdout);
             return RNR_EXIT_OK;
         }
