@@ -17,6 +17,9 @@ enum {
 #include "tools/commands.def"
 #undef CMD
 
+/* "s" unless N is 1: "%" PRIu64 " thread%s", n, cli_s(n). */
+static inline const char *cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
 /* Prints "rnr CMD: message" and a pointer to --help; returns RNR_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "rnr CMD: message" (one line); returns RNR_EXIT_USAGE. For bad

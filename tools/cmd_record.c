@@ -76,9 +76,9 @@ static void on_signal(int sig)
 static void on_progress(void *ctx, const recording_progress *p)
 {
     (void)ctx;
-    fprintf(stderr, "\rrnr record: %" PRIu64 " instructions, %" PRIu64 " chunks, %.1f MIPS, "
+    fprintf(stderr, "\rrnr record: %" PRIu64 " instruction%s, %" PRIu64 " chunk%s, %.1f MIPS, "
             "%" PRIu64 " KiB of initial log   ",
-            p->instructions, p->chunks, p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
+            p->instructions, cli_s(p->instructions), p->chunks, cli_s(p->chunks), p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
             p->initial_log_bytes / 1024);
     fflush(stderr);
 }
@@ -273,9 +273,10 @@ int cmd_record(int argc, char **argv)
     }
     if (!quiet)
         fprintf(stderr,
-                "rnr record: %s: %s: %" PRIu64 " instructions, %" PRIu64 " threads, %" PRIu64
-                " chunks, %.3f s, %.1f MIPS\n",
-                ro.dir, res.status, res.instructions, res.threads, res.chunks, res.seconds,
+                "rnr record: %s: %s: %" PRIu64 " instruction%s, %" PRIu64 " thread%s, %" PRIu64
+                " chunk%s, %.3f s, %.1f MIPS\n",
+                ro.dir, res.status, res.instructions, cli_s(res.instructions), res.threads,
+                cli_s(res.threads), res.chunks, cli_s(res.chunks), res.seconds,
                 res.seconds > 0 ? (double)res.instructions / res.seconds / 1e6 : 0.0);
     rc = res.exit_status;
 out:

@@ -38,14 +38,15 @@ static const char *const formats[] = { "maxpar", "stitched", "serial", "stserial
 
 static void print_ok(const char *file, const verify_report *r, int initial)
 {
-    printf("%s: ok: %" PRIu64 " dependences enforced (%" PRIu64 " discarded: no later chunk on "
-           "their cpu), %" PRIu64 " order requirements",
-           file, r->dependences, r->discarded, r->order);
+    printf("%s: ok: %" PRIu64 " dependence%s enforced (%" PRIu64 " discarded: no later chunk on "
+           "their cpu), %" PRIu64 " order requirement%s",
+           file, r->dependences, cli_s(r->dependences), r->discarded, r->order, cli_s(r->order));
     if (r->truth)
-        printf(", %" PRIu64 " ground-truth dependences", r->truth);
+        printf(", %" PRIu64 " ground-truth dependence%s", r->truth, cli_s(r->truth));
     if (!initial)
-        printf(", %" PRIu64 " chunks, acyclic, %" PRIu64 " tokens (%" PRIu64 " never awaited)",
-               r->final_chunks, r->tokens, r->tokens_unconsumed);
+        printf(", %" PRIu64 " chunk%s, acyclic, %" PRIu64 " token%s (%" PRIu64 " never awaited)",
+               r->final_chunks, cli_s(r->final_chunks), r->tokens, cli_s(r->tokens),
+               r->tokens_unconsumed);
     putchar('\n');
 }
 
@@ -141,7 +142,8 @@ int cmd_verify(int argc, char **argv)
         if (rep.ok)
             print_ok("initial.log", &rep, 1);
         else
-            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violations)\n", rep.message, rep.violations);
+            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violation%s)\n", rep.message, rep.violations,
+                    cli_s(rep.violations));
         verify_free(v);
         rnr_bundle_close(b);
         return rep.ok ? RNR_EXIT_OK : RNR_EXIT_FAILED;
@@ -182,7 +184,8 @@ int cmd_verify(int argc, char **argv)
         if (vrc < 0) {
             rc = cli_bad_input("verify", "%s", err);
         } else if (!rep.ok) {
-            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violations)\n", rep.message, rep.violations);
+            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violation%s)\n", rep.message, rep.violations,
+                    cli_s(rep.violations));
             if (rc == RNR_EXIT_OK)
                 rc = RNR_EXIT_FAILED;
         } else {
