@@ -396,6 +396,8 @@ START_TEST(cli_unknown_command_is_one_line_naming_the_closest)
         { "stast", "rnr: unknown command 'stast' (did you mean 'stats'?)\n" },
         { "recrod", "rnr: unknown command 'recrod' (did you mean 'record'?)\n" },
         { "verfy", "rnr: unknown command 'verfy' (did you mean 'verify'?)\n" },
+        { "rnu", "rnr: unknown command 'rnu' (did you mean 'run'?)\n" },
+        { "dupm", "rnr: unknown command 'dupm' (did you mean 'dump'?)\n" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tu_output o;

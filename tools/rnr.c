@@ -102,7 +102,8 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t mi
 }
 
 /* One line for an unknown command, naming the closest one if any is
- * close (at most 2 edits, and fewer than its length). */
+ * close: at most 2 edits, and fewer than half its length (a swap of
+ * neighbours is one edit: 'rnu' is close to 'run', 'xyz' is not). */
 static int unknown_command(const char *who, const char *name)
 {
     const char *best = NULL;
@@ -114,7 +115,7 @@ static int unknown_command(const char *who, const char *name)
             best = commands[i].name;
         }
     }
-    if (best && best_d <= 2 && best_d < strlen(best))
+    if (best && best_d <= 2 && 2 * best_d < strlen(best))
         fprintf(stderr, "%s: unknown command '%s' (did you mean '%s'?)\n", who, name, best);
     else
         fprintf(stderr, "%s: unknown command '%s' (the commands: rnr --help)\n", who, name);
