@@ -17,6 +17,9 @@ enum {
 #include "tools/commands.def"
 #undef CMD
 
+/* "s" unless N is 1: "%" PRIu64 " thread%s", n, cli_s(n). */
+static inline const char *cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
 /* Prints "rnr CMD: message" and a pointer to --help; returns RNR_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "rnr CMD: message" (one line); returns RNR_EXIT_USAGE. For bad
@@ -31,5 +34,29 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min,
  * in [min, max] for option OPT; -1 on error (after a usage message). */
 int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                     uint64_t *out);
+
+/* cli_normalize: flags. */
+enum {
+    /* The options end at the first operand (the program of run and record:
+     * the arguments after it are the guest's and are never read). */
+    CLI_STOP_AT_OPERAND = 1,
+};
+
+/* Rewrites the command's argument count and vector (argv[0] its name) so that its own
+ * matching sees every option spelled the canonical way: "-xVALUE" becomes
+ * "-x" "VALUE" and "--opt=VALUE" becomes "--opt" "VALUE" for the options
+ * of VALUED (a NULL-terminated list of the options taking a value). A
+ * "--" ends the options; it is kept, and the arguments after it are
+ * untouched, as are the values of valued options. The new array lives
+ * until cli_normalize_free (rnr's main calls it). */
+void cli_normalize(const char *const *valued, int flags, int *argc, char ***argv);
+void cli_normalize_free(void);
+
+/* The log kind named NAME in any case ("MaxPar", "stserial"), or -1. */
+int cli_log_kind(const char *name);
+
+/* Edits (insertions, deletions, substitutions, swaps of neighbours) from
+ * A to B. */
+size_t cli_edit_distance(const char *a, const char *b);
 
 #endif

@@ -30,9 +30,18 @@ int cmd_backend(int argc, char **argv)
 {
     pass_options opt = { isatty(STDERR_FILENO), 0, 0 };
     const char *dir = NULL;
+    int options = 1;
+    static const char *const valued[] = {"--compress", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         uint64_t v;
-        if (strcmp(argv[i], "--progress") == 0) {
+        if (!options || argv[i][0] != '-' || !argv[i][1]) {
+            if (dir)
+                return cli_usage("backend", "too many arguments");
+            dir = argv[i];
+        } else if (strcmp(argv[i], "--") == 0) {
+            options = 0;
+        } else if (strcmp(argv[i], "--progress") == 0) {
             opt.progress = 1;
         } else if (strcmp(argv[i], "--compress") == 0) {
             if (++i >= argc)
@@ -40,12 +49,8 @@ int cmd_backend(int argc, char **argv)
             if (cli_parse_u64("backend", "--compress", argv[i], 0, 9, &v) < 0)
                 return RNR_EXIT_USAGE;
             opt.compress = (int)v;
-        } else if (argv[i][0] == '-') {
-            return cli_usage("backend", "unknown option '%s'", argv[i]);
-        } else if (!dir) {
-            dir = argv[i];
         } else {
-            return cli_usage("backend", "too many arguments");
+            return cli_usage("backend", "unknown option '%s'", argv[i]);
         }
     }
     if (!dir)

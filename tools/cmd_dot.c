@@ -41,10 +41,15 @@ static int visit(void *vctx, const dag_node *n, uint64_t out[2])
 
 int cmd_dot(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--") == 0) {
+        /* "--" ends the options: FILE may start with '-'. */
+        argv++;
+        argc--;
+    } else if (argc == 2 && argv[1][0] == '-' && argv[1][1] != '\0') {
+        return cli_usage("dot", "unknown option '%s'", argv[1]);
+    }
     if (argc != 2)
         return cli_usage("dot", argc < 2 ? "missing FILE" : "too many arguments");
-    if (argv[1][0] == '-' && argv[1][1] != '\0')
-        return cli_usage("dot", "unknown option '%s'", argv[1]);
     char err[RNR_ERR_MAX];
     rnr_reader *r = rnr_reader_open(argv[1], err, sizeof err);
     if (!r)

@@ -47,8 +47,15 @@ static void show_list(const rnr_manifest *m, const char *label, const char *coun
 int cmd_info(int argc, char **argv)
 {
     const char *dir = NULL;
+    int options = 1;
+    static const char *const valued[] = {NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
+        if (options && strcmp(argv[i], "--") == 0) {
+            options = 0;
+            continue;
+        }
+        if (options && argv[i][0] == '-' && argv[i][1])
             return cli_usage("info", "unknown option '%s'", argv[i]);
         if (dir)
             return cli_usage("info", "too many arguments");

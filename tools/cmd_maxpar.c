@@ -65,11 +65,19 @@ static int run_pass(const char *name, pass_kind kind, int argc, char **argv)
 {
     pass_options opt = { isatty(STDERR_FILENO), 0, 0 };
     const char *files[2];
-    int nfiles = 0, stats = 0;
+    int nfiles = 0, stats = 0, options = 1;
+    static const char *const valued[] = {"--compress", "--window", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         uint64_t v;
-        if (strcmp(a, "--progress") == 0) {
+        if (!options || a[0] != '-' || !a[1]) {
+            if (nfiles == 2)
+                return cli_usage(name, "too many arguments");
+            files[nfiles++] = a;
+        } else if (strcmp(a, "--") == 0) {
+            options = 0;
+        } else if (strcmp(a, "--progress") == 0) {
             opt.progress = 1;
         } else if (strcmp(a, "--stats") == 0) {
             stats = 1;
@@ -83,12 +91,8 @@ static int run_pass(const char *name, pass_kind kind, int argc, char **argv)
                 opt.compress = (int)v;
             else
                 opt.window = v;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage(name, "unknown option '%s'", a);
-        } else if (nfiles < 2) {
-            files[nfiles++] = a;
         } else {
-            return cli_usage(name, "too many arguments");
+            return cli_usage(name, "unknown option '%s'", a);
         }
     }
     if (nfiles < 2)

@@ -39,6 +39,8 @@ const char cmd_record_help[] =
     "or 153 (log bytes), as Linux's SIGXCPU and SIGXFSZ.\n"
     "A bundle carries the environment the guest ran with (rnr info DIR shows\n"
     "it): choose it with --env-clear, --env and --unset before sharing one.\n"
+    "The options end at PROG (or at --): the arguments after it are the\n"
+    "guest's. A value may be attached: -n8, -oDIR, --seed=3.\n"
     "\n"
     "Options:\n"
     "  -o DIR             the bundle to write (required)\n"
@@ -71,15 +73,19 @@ static void on_signal(int sig)
 static void on_progress(void *ctx, const recording_progress *p)
 {
     (void)ctx;
-    fprintf(stderr, "\rrnr record: %" PRIu64 " instructions, %" PRIu64 " chunks, %.1f MIPS, "
+    fprintf(stderr, "\rrnr record: %" PRIu64 " instruction%s, %" PRIu64 " chunk%s, %.1f MIPS, "
             "%" PRIu64 " KiB of initial log   ",
-            p->instructions, p->chunks, p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
+            p->instructions, cli_s(p->instructions), p->chunks, cli_s(p->chunks), p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
             p->initial_log_bytes / 1024);
     fflush(stderr);
 }
 
 int cmd_record(int argc, char **argv)
 {
+    static const char *const valued[] = {MACHINE_OPTS_VALUED, "-o", "--initial-log", "--env",
+                                         "--unset", "--max-instructions", "--max-seconds",
+                                         "--max-log-bytes", NULL};
+    cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     recording_options ro;
     memset(&ro, 0, sizeof ro);
     machine_opts mo;
@@ -108,7 +114,11 @@ int cmd_record(int argc, char **argv)
             goto out;
         if (m > 0)
             continue;
-        if (strcmp(a, "--backend") == 0) {
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cmd_record_help, stdout);
+            rc = RNR_EXIT_OK;
+            goto out;
+        } else if (strcmp(a, "--backend") == 0) {
             ro.backend = 1;
         } else if (strcmp(a, "--truth") == 0) {
             ro.truth = 1;
@@ -193,9 +203,10 @@ int cmd_record(int argc, char **argv)
     }
     if (!quiet)
         fprintf(stderr,
-                "rnr record: %s: %s: %" PRIu64 " instructions, %" PRIu64 " threads, %" PRIu64
-                " chunks, %.3f s, %.1f MIPS\n",
-                ro.dir, res.status, res.instructions, res.threads, res.chunks, res.seconds,
+                "rnr record: %s: %s: %" PRIu64 " instruction%s, %" PRIu64 " thread%s, %" PRIu64
+                " chunk%s, %.3f s, %.1f MIPS\n",
+                ro.dir, res.status, res.instructions, cli_s(res.instructions), res.threads,
+                cli_s(res.threads), res.chunks, cli_s(res.chunks), res.seconds,
                 res.seconds > 0 ? (double)res.instructions / res.seconds / 1e6 : 0.0);
     rc = res.exit_status;
 out:

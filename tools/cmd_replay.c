@@ -24,9 +24,11 @@ const char cmd_replay_help[] =
     "printed as the recording printed it. At the end the replay's stdout,\n"
     "stderr, exit status, per-thread instruction counts and final memory and\n"
     "register digest are compared with the recording's; a one-line summary\n"
-    "goes to stderr.\n"
-    "  -j W             worker threads (any W >= 1; capped at the recorded CPUs)\n"
-    "  --format F       maxpar, stitched, serial or stserial\n"
+    "goes to stderr: workers, chunks, instructions, wall time, MIPS and the\n"
+    "concurrency achieved (the workers' busy time over the wall time; the\n"
+    "DAG's bound is the parallelism of rnr stats).\n"
+    "  -j W, -jW        worker threads (any W >= 1; capped at the recorded CPUs)\n"
+    "  --format F, --format=F  maxpar, stitched, serial or stserial, in any case\n"
     "  --program PATH   the program to run (default: the bundle's copy); it must\n"
     "                   have the recorded SHA-256\n"
     "  --window CHUNKS  chunks read ahead of the oldest unfinished one, at most\n"
@@ -41,9 +43,9 @@ const char cmd_replay_help[] =
 static void on_progress(void *ctx, const rp_progress *p)
 {
     uint64_t total = *(const uint64_t *)ctx;
-    fprintf(stderr, "\rrnr replay: %" PRIu64 " chunks, %" PRIu64 " of %" PRIu64
-            " instructions (%.0f%%), %.1f s   ",
-            p->chunks, p->instructions, total,
+    fprintf(stderr, "\rrnr replay: %" PRIu64 " chunk%s, %" PRIu64 " of %" PRIu64
+            " instruction%s (%.0f%%), %.1f s   ",
+            p->chunks, cli_s(p->chunks), p->instructions, total, cli_s(total),
             total ? 100.0 * (double)p->instructions / (double)total : 0.0, p->seconds);
     fflush(stderr);
 }
@@ -57,10 +59,18 @@ int cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *format = "maxpar", *program = NULL;
     uint64_t workers = 0, window = RP_WINDOW_DEFAULT;
-    int quiet = 0;
+    int quiet = 0, options = 1;
+    static const char *const valued[] = {"-j", "--format", "--program", "--window", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
+        if (!options || a[0] != '-' || !a[1]) {
+            if (dir)
+                return cli_usage("replay", "too many arguments");
+            dir = a;
+        } else if (strcmp(a, "--") == 0) {
+            options = 0;
+        } else if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
             strcmp(a, "--window") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("replay", "option %s needs an argument", a);
@@ -78,21 +88,18 @@ int cmd_replay(int argc, char **argv)
             }
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage("replay", "unknown option '%s'", a);
-        } else if (!dir) {
-            dir = a;
         } else {
-            return cli_usage("replay", "too many arguments");
+            return cli_usage("replay", "unknown option '%s'", a);
         }
     }
     if (!dir)
         return cli_usage("replay", "missing DIR");
-    int kind = rnr_log_kind_parse(format);
+    int kind = cli_log_kind(format);
     if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
         kind != RNR_LOG_STSERIAL)
         return cli_usage("replay", "--format wants maxpar, stitched, serial or stserial, not '%s'",
                          format);
+    format = rnr_log_kind_name((uint32_t)kind);
     long host = sysconf(_SC_NPROCESSORS_ONLN);
     if (workers == 0)
         workers = host > 0 ? (uint64_t)host : 1;
@@ -103,8 +110,9 @@ int cmd_replay(int argc, char **argv)
         return cli_bad_input("replay", "%s", err);
     if (workers > rp_exec_cpus(x)) {
         if (!quiet)
-            fprintf(stderr, "rnr replay: note: %" PRIu64 " workers asked, the recording has %u CPUs: "
-                    "using %u\n", workers, rp_exec_cpus(x), rp_exec_cpus(x));
+            fprintf(stderr, "rnr replay: note: %" PRIu64 " worker%s asked, the recording has %u CPU%s: "
+                    "using %u\n", workers, cli_s(workers), rp_exec_cpus(x), cli_s(rp_exec_cpus(x)),
+                    rp_exec_cpus(x));
         workers = rp_exec_cpus(x);
     }
     rnr_reader *r = rp_exec_open_log(x, (uint32_t)kind, err, sizeof err);
@@ -141,9 +149,12 @@ int cmd_replay(int argc, char **argv)
     }
     double wall = res.wall_seconds;
     if (status == RNR_EXIT_OK && !quiet)
-        fprintf(stderr, "rnr replay: %s: verified: %s log, %" PRIu64 " workers, %" PRIu64
-                " chunks, %" PRIu64 " instructions, %.3f s, %.1f MIPS, parallelism %.2f\n",
-                dir, format, workers, res.chunks, res.instructions, wall,
+        /* concurrency: the workers' busy time over the wall time, what
+         * the host achieved (not the DAG's parallelism of rnr stats). */
+        fprintf(stderr, "rnr replay: %s: verified: %s log, %" PRIu64 " worker%s, %" PRIu64
+                " chunk%s, %" PRIu64 " instruction%s, %.3f s, %.1f MIPS, concurrency %.2f\n",
+                dir, format, workers, cli_s(workers), res.chunks, cli_s(res.chunks),
+                res.instructions, cli_s(res.instructions), wall,
                 wall > 0 ? (double)res.instructions / wall / 1e6 : 0.0,
                 wall > 0 ? res.busy_seconds_sum / wall : 0.0);
     rp_exec_free(x);

@@ -19,6 +19,8 @@ const char cmd_run_help[] =
     "stdin, stdout and stderr are rnr's; rnr exits with the guest's exit\n"
     "status, or 128+N with one line on stderr when signal N killed it, or\n"
     "124 with a report when every thread is blocked forever (deadlock).\n"
+    "The options end at PROG (or at --): the arguments after it are the\n"
+    "guest's. A value may be attached: -n8, --seed=3, --input-log=FILE.\n"
     "\n"
     "Options:\n"
     "  --input-log FILE   write the run's nondeterministic inputs (an input log)\n"
@@ -68,6 +70,8 @@ static void print_stats(const drv_proc *p)
 
 int cmd_run(int argc, char **argv)
 {
+    static const char *const valued[] = {MACHINE_OPTS_VALUED, "--input-log", "--env", "--unset", NULL};
+    cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     drv_config cfg;
     machine_opts mo;
     machine_opts_init(&mo, &cfg, argc);
@@ -93,7 +97,11 @@ int cmd_run(int argc, char **argv)
             goto out;
         if (m > 0)
             continue;
-        if (strcmp(o, "--input-log") == 0) {
+        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+            fputs(cmd_run_help, stdout);
+            rc = RNR_EXIT_OK;
+            goto out;
+        } else if (strcmp(o, "--input-log") == 0) {
             if (i + 1 >= argc) {
                 cli_usage("run", "option %s needs an argument", o);
                 goto out;

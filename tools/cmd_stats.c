@@ -2,9 +2,11 @@
  * every log in a recording bundle. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "backend/maxpar.h"
@@ -12,10 +14,12 @@
 #include "formats/dump.h"
 #include "formats/bundle.h"
 #include "backend/oracle.h"
+#include "rru/alloc.h"
 #include "tools/cli.h"
 
 const char cmd_stats_help[] =
-    "usage: rnr stats [--token-latency CYCLES] [--cpus LIST] FILE|DIR\n"
+    "usage: rnr stats [--format text|csv|json] [--token-latency CYCLES] [--cpus LIST]\n"
+    "                 FILE|DIR\n"
     "For a log FILE: its kind, records, threads, instructions, bytes (file,\n"
     "raw records, records compressed with zlib) and bits per kilo-instruction,\n"
     "one 'name: value' per line. For a recording bundle DIR: one row per log\n"
@@ -29,7 +33,11 @@ const char cmd_stats_help[] =
     "a token taking --token-latency cycles (default 100) from sender to receiver\n"
     "(docs/backend.md, \"Metrics\"). --cpus LIST simulates on the replay CPU\n"
     "counts of LIST instead: numbers and ranges, e.g. 3 or 1,2,8 or 1-8 (each\n"
-    "1..64, at most 16 in all), printed in that order as replay.cycles.wN.\n"
+    "1..64, at most 16 in all), printed in that order as replay.cycles.wN (for a\n"
+    "bundle: columns cycles.wN of the table).\n"
+    "--format csv or json (any case; default text) prints the same figures under\n"
+    "stable names, valid CSV with a header row or valid JSON: docs/formats.md,\n"
+    "\"Stats output\". FILE may be '-' for standard input.\n"
     "Initial logs also get: chunks and instructions per CPU, the mean chunk\n"
     "size, the count of each termination reason, SV entries per chunk, and what\n"
     "MaxPar makes of the dependences (run in memory): tokens, Early ones (sent\n"
@@ -41,6 +49,193 @@ static uint64_t token_latency = 100;
 static uint32_t sim_cpus[METRICS_MAX_W];
 static uint32_t sim_ncpus;
 
+/* --format: text (the default: 'name: value' lines, the bundle's table),
+ * csv or json. The machine formats collect rows of name/value pairs and
+ * print them at the end (out_flush); the names are the text's. */
+enum { OUT_TEXT, OUT_CSV, OUT_JSON };
+static int out_format = OUT_TEXT;
+
+typedef struct out_pair {
+    char *name, *value;
+    int is_string;
+} out_pair;
+
+typedef struct out_row {
+    out_pair *p;
+    size_t n, cap;
+} out_row;
+
+/* rows[0]: the bundle's own fields (json) or the file's row; then one per log. */
+static out_row *rows;
+static size_t nrows;
+
+static void out_row_start(void)
+{
+    rows = xrealloc(rows, (nrows + 1) * sizeof *rows);
+    memset(&rows[nrows++], 0, sizeof *rows);
+}
+
+static void out_add(const char *name, int is_string, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void out_add(const char *name, int is_string, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (out_format == OUT_TEXT) {
+        printf("%s: %s\n", name, buf);
+        return;
+    }
+    if (nrows == 0)
+        out_row_start();
+    out_row *r = &rows[nrows - 1];
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 32;
+        r->p = xrealloc(r->p, r->cap * sizeof *r->p);
+    }
+    r->p[r->n++] = (out_pair){ xoom(strdup(name)), xoom(strdup(buf)), is_string };
+}
+
+#define OUT_U64(name, v) out_add(name, 0, "%" PRIu64, (uint64_t)(v))
+#define OUT_F(name, prec, v) out_add(name, 0, "%." #prec "f", (double)(v))
+#define OUT_S(name, s) out_add(name, 1, "%s", s)
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void json_object(const out_row *r, const char *indent)
+{
+    printf("{");
+    for (size_t i = 0; i < r->n; i++) {
+        printf("%s\n%s  ", i ? "," : "", indent);
+        json_string(r->p[i].name);
+        printf(": ");
+        if (r->p[i].is_string)
+            json_string(r->p[i].value);
+        else
+            fputs(r->p[i].value, stdout);
+    }
+    printf("\n%s}", indent);
+}
+
+static void csv_field(const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static const char *row_get(const out_row *r, const char *name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->p[i].name, name) == 0)
+            return r->p[i].value;
+    return NULL;
+}
+
+/* Prints the collected rows. BUNDLE: rows[0] holds the bundle's fields and
+ * the others its logs: json nests them as "logs"; csv repeats the bundle's
+ * fields in every row. A CSV header is every name in order of first use; a
+ * row without one leaves its field empty. */
+static void out_free(void);
+
+static void out_flush(int bundle)
+{
+    if (out_format == OUT_JSON) {
+        if (!bundle) {
+            if (nrows)
+                json_object(&rows[0], "");
+            printf("\n");
+        } else {
+            out_row top = nrows ? rows[0] : (out_row){ NULL, 0, 0 };
+            printf("{");
+            for (size_t i = 0; i < top.n; i++) {
+                printf("\n  ");
+                json_string(top.p[i].name);
+                printf(": ");
+                if (top.p[i].is_string)
+                    json_string(top.p[i].value);
+                else
+                    fputs(top.p[i].value, stdout);
+                printf(",");
+            }
+            printf("\n  \"logs\": [");
+            for (size_t k = 1; k < nrows; k++) {
+                printf("%s\n    ", k > 1 ? "," : "");
+                json_object(&rows[k], "    ");
+            }
+            printf("\n  ]\n}\n");
+        }
+    } else if (out_format == OUT_CSV) {
+        size_t first = bundle ? 1 : 0, ncols = 0;
+        const char **cols = NULL;
+        for (size_t k = bundle ? 0 : first; k < nrows; k++)
+            for (size_t i = 0; i < rows[k].n; i++) {
+                size_t c = 0;
+                while (c < ncols && strcmp(cols[c], rows[k].p[i].name) != 0)
+                    c++;
+                if (c == ncols) {
+                    cols = xrealloc(cols, (ncols + 1) * sizeof *cols);
+                    cols[ncols++] = rows[k].p[i].name;
+                }
+            }
+        for (size_t c = 0; c < ncols; c++) {
+            if (c)
+                putchar(',');
+            csv_field(cols[c]);
+        }
+        putchar('\n');
+        for (size_t k = first; k < nrows; k++) {
+            for (size_t c = 0; c < ncols; c++) {
+                const char *v = row_get(&rows[k], cols[c]);
+                if (!v && bundle)
+                    v = row_get(&rows[0], cols[c]);
+                if (c)
+                    putchar(',');
+                csv_field(v ? v : "");
+            }
+            putchar('\n');
+        }
+        free(cols);
+    }
+    out_free();
+}
+
+static void out_free(void)
+{
+    for (size_t k = 0; k < nrows; k++) {
+        for (size_t i = 0; i < rows[k].n; i++) {
+            free(rows[k].p[i].name);
+            free(rows[k].p[i].value);
+        }
+        free(rows[k].p);
+    }
+    free(rows);
+    rows = NULL;
+    nrows = 0;
+}
+
 static int is_final(uint32_t kind)
 {
     return rnr_log_kind_is_chunks(kind) && kind != RNR_LOG_INITIAL;
@@ -51,13 +246,22 @@ static int final_metrics(const char *path, dag_metrics *m, char *err, size_t err
     return metrics_compute_file(path, token_latency, METRICS_WINDOW, sim_cpus, sim_ncpus, m, err, errlen);
 }
 
+static void print_cycles(const dag_metrics *m)
+{
+    for (uint32_t i = 0; i < m->nw; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "replay.cycles.w%u", m->workers[i]);
+        OUT_U64(name, m->makespan[i]);
+    }
+}
+
 static void print_metrics(const dag_metrics *m)
 {
-    printf("entries: %" PRIu64 "\ncritical_path: %" PRIu64 "\nparallelism: %.3f\n"
-           "replay.token_latency: %" PRIu64 "\n",
-           m->chunks, m->critical_path, m->parallelism, m->token_latency);
-    for (uint32_t i = 0; i < m->nw; i++)
-        printf("replay.cycles.w%u: %" PRIu64 "\n", m->workers[i], m->makespan[i]);
+    OUT_U64("entries", m->chunks);
+    OUT_U64("critical_path", m->critical_path);
+    OUT_F("parallelism", 3, m->parallelism);
+    OUT_U64("replay.token_latency", m->token_latency);
+    print_cycles(m);
 }
 
 static double bits_per_kinstr(uint64_t bytes, uint64_t instructions)
@@ -68,26 +272,30 @@ static double bits_per_kinstr(uint64_t bytes, uint64_t instructions)
 static void print_file(const char *path, const rnr_log_summary *s)
 {
     uint32_t kind = s->header.kind;
-    printf("file: %s\nkind: %s\ncpus: %u\nmsp: %" PRIu64 "\nrecords: %" PRIu64
-           "\nthreads: %" PRIu64 "\n",
-           path, rnr_log_kind_name(kind), s->header.cpus, s->header.msp, s->counts.records,
-           s->threads);
+    OUT_S("file", path);
+    OUT_S("kind", rnr_log_kind_name(kind));
+    OUT_U64("cpus", s->header.cpus);
+    OUT_U64("msp", s->header.msp);
+    OUT_U64("records", s->counts.records);
+    OUT_U64("threads", s->threads);
     if (rnr_log_kind_is_chunks(kind))
-        printf("instructions: %" PRIu64 "\n", s->instructions);
-    printf("blocks: %" PRIu64 "\nbytes.file: %" PRIu64 "\nbytes.raw: %" PRIu64
-           "\nbytes.zlib: %" PRIu64 "\n",
-           s->counts.blocks, s->counts.stored_bytes, s->counts.raw_bytes, s->zlib_bytes);
+        OUT_U64("instructions", s->instructions);
+    OUT_U64("blocks", s->counts.blocks);
+    OUT_U64("bytes.file", s->counts.stored_bytes);
+    OUT_U64("bytes.raw", s->counts.raw_bytes);
+    OUT_U64("bytes.zlib", s->zlib_bytes);
     if (rnr_log_kind_is_chunks(kind)) {
-        printf("bits_per_kinstr.raw: %.3f\nbits_per_kinstr.zlib: %.3f\n",
-               bits_per_kinstr(s->counts.raw_bytes, s->instructions),
-               bits_per_kinstr(s->zlib_bytes, s->instructions));
+        OUT_F("bits_per_kinstr.raw", 3, bits_per_kinstr(s->counts.raw_bytes, s->instructions));
+        OUT_F("bits_per_kinstr.zlib", 3, bits_per_kinstr(s->zlib_bytes, s->instructions));
     }
     if (kind == RNR_LOG_INITIAL)
-        printf("sv_entries: %" PRIu64 "\n", s->sv_entries);
-    if (rnr_log_kind_has_tokens(kind))
-        printf("tokens: %" PRIu64 "\ntokens_awaited: %" PRIu64 "\n", s->tokens, s->tokens_awaited);
+        OUT_U64("sv_entries", s->sv_entries);
+    if (rnr_log_kind_has_tokens(kind)) {
+        OUT_U64("tokens", s->tokens);
+        OUT_U64("tokens_awaited", s->tokens_awaited);
+    }
     if (kind == RNR_LOG_INPUT)
-        printf("mem_bytes: %" PRIu64 "\n", s->mem_bytes);
+        OUT_U64("mem_bytes", s->mem_bytes);
 }
 
 static int discard_chunk(void *ctx, const rnr_final_chunk *c)
@@ -133,22 +341,34 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
         failed = 1;
     }
     if (!failed) {
-        for (uint32_t q = 0; q < cpus; q++)
-            printf("cpu.%u: %" PRIu64 " chunks, %" PRIu64 " instructions\n", q, chunks[q], insns[q]);
-        printf("mean_chunk_size: %.1f\n", n ? (double)total / (double)n : 0.0);
-        for (uint32_t k = 0; k < RNR_END_REASON_COUNT; k++)
-            printf("end.%s: %" PRIu64 "\n", rnr_reason_name(k), reasons[k]);
-        printf("sv_entries_per_chunk: %.3f\n", n ? (double)sv / (double)n : 0.0);
+        char name[64];
+        for (uint32_t q = 0; q < cpus; q++) {
+            if (out_format == OUT_TEXT) {
+                printf("cpu.%u: %" PRIu64 " chunks, %" PRIu64 " instructions\n", q, chunks[q],
+                       insns[q]);
+                continue;
+            }
+            snprintf(name, sizeof name, "cpu.%u.chunks", q);
+            OUT_U64(name, chunks[q]);
+            snprintf(name, sizeof name, "cpu.%u.instructions", q);
+            OUT_U64(name, insns[q]);
+        }
+        OUT_F("mean_chunk_size", 1, n ? (double)total / (double)n : 0.0);
+        for (uint32_t k = 0; k < RNR_END_REASON_COUNT; k++) {
+            snprintf(name, sizeof name, "end.%s", rnr_reason_name(k));
+            OUT_U64(name, reasons[k]);
+        }
+        OUT_F("sv_entries_per_chunk", 3, n ? (double)sv / (double)n : 0.0);
         const maxpar_stats *ms = maxpar_get_stats(m);
         /* Early: deferred to the destination cpu's next chunk; Unrelated:
          * that cpu never dumped a later chunk (discarded at the end, or an
          * Early token nobody awaits). */
-        printf("maxpar.dependences: %" PRIu64 "\nmaxpar.tokens: %" PRIu64
-               "\nmaxpar.early: %" PRIu64 "\nmaxpar.unrelated: %" PRIu64
-               "\nmaxpar.dropped_implied: %" PRIu64 "\nmaxpar.merged: %" PRIu64 "\n",
-               ms->dependences, ms->tokens, ms->early_tokens - ms->early_unclaimed,
-               ms->discarded + ms->early_unclaimed, ms->dropped_later + ms->dropped_same,
-               ms->merged);
+        OUT_U64("maxpar.dependences", ms->dependences);
+        OUT_U64("maxpar.tokens", ms->tokens);
+        OUT_U64("maxpar.early", ms->early_tokens - ms->early_unclaimed);
+        OUT_U64("maxpar.unrelated", ms->discarded + ms->early_unclaimed);
+        OUT_U64("maxpar.dropped_implied", ms->dropped_later + ms->dropped_same);
+        OUT_U64("maxpar.merged", ms->merged);
     }
     maxpar_free(m);
     free(chunks);
@@ -169,13 +389,29 @@ static int stats_dir(const char *dir)
         return cli_bad_input("stats", "%s", err);
     rnr_bundle_unlock(b);
     uint64_t insns = rnr_bundle_u64(b, "instructions");
-    printf("bundle: %s\nprogram: %s\ninstructions: %" PRIu64 "\n", dir, rnr_bundle_str(b, "program"),
-           insns);
-    printf("recorded cycles: %" PRIu64 " (compare: rnr stats on a final log, replay.cycles.wN)\n",
-           rnr_bundle_u64(b, "cycles"));
-    printf("%-10s %10s %8s %12s %12s %12s %10s %10s %12s %9s\n", "log", "records", "threads",
-           "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib", "crit.path",
-           "parallel");
+    int text = out_format == OUT_TEXT;
+    if (text) {
+        printf("bundle: %s\nprogram: %s\ninstructions: %" PRIu64 "\n", dir,
+               rnr_bundle_str(b, "program"), insns);
+        printf("recorded cycles: %" PRIu64 " (compare: rnr stats on a final log, replay.cycles.wN)\n",
+               rnr_bundle_u64(b, "cycles"));
+        printf("%-10s %10s %8s %12s %12s %12s %10s %10s %12s %9s", "log", "records", "threads",
+               "instructions", "bytes.raw", "bytes.zlib", "bpki.raw", "bpki.zlib", "crit.path",
+               "parallel");
+        /* --cpus: the simulated replay cycles on those CPU counts. */
+        for (uint32_t k = 0; k < sim_ncpus; k++) {
+            char col[32];
+            snprintf(col, sizeof col, "cycles.w%u", sim_cpus[k]);
+            printf(" %12s", col);
+        }
+        printf("\n");
+    } else {
+        out_row_start();
+        OUT_S("bundle", dir);
+        OUT_S("program", rnr_bundle_str(b, "program"));
+        OUT_U64("instructions", insns);
+        OUT_U64("recorded_cycles", rnr_bundle_u64(b, "cycles"));
+    }
     int rc = RNR_EXIT_OK, found = 0;
     for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
         if (!rnr_bundle_has(b, bundle_logs[i]))
@@ -194,19 +430,45 @@ static int stats_dir(const char *dir)
         if (sr > 0)
             fprintf(stderr, "rnr stats: warning: %s (the complete prefix is counted)\n", err);
         uint64_t n = rnr_log_kind_is_chunks(s.header.kind) ? s.instructions : insns;
-        printf("%-10s %10" PRIu64 " %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
-               " %10.3f %10.3f",
-               rnr_log_kind_name(s.header.kind), s.counts.records, s.threads, n,
-               s.counts.raw_bytes, s.zlib_bytes, bits_per_kinstr(s.counts.raw_bytes, n),
-               bits_per_kinstr(s.zlib_bytes, n));
+        if (text) {
+            printf("%-10s %10" PRIu64 " %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+                   " %10.3f %10.3f",
+                   rnr_log_kind_name(s.header.kind), s.counts.records, s.threads, n,
+                   s.counts.raw_bytes, s.zlib_bytes, bits_per_kinstr(s.counts.raw_bytes, n),
+                   bits_per_kinstr(s.zlib_bytes, n));
+        } else {
+            out_row_start();
+            OUT_S("log", rnr_log_kind_name(s.header.kind));
+            OUT_U64("records", s.counts.records);
+            OUT_U64("threads", s.threads);
+            OUT_U64("instructions", n);
+            OUT_U64("bytes.raw", s.counts.raw_bytes);
+            OUT_U64("bytes.zlib", s.zlib_bytes);
+            OUT_F("bits_per_kinstr.raw", 3, bits_per_kinstr(s.counts.raw_bytes, n));
+            OUT_F("bits_per_kinstr.zlib", 3, bits_per_kinstr(s.zlib_bytes, n));
+        }
         dag_metrics dm;
         if (!is_final(s.header.kind)) {
-            printf(" %12s %9s\n", "-", "-");
+            if (text) {
+                printf(" %12s %9s", "-", "-");
+                for (uint32_t k = 0; k < sim_ncpus; k++)
+                    printf(" %12s", "-");
+                printf("\n");
+            }
         } else if (final_metrics(path, &dm, err, sizeof err) < 0) {
-            printf("\n");
+            if (text)
+                printf("\n");
             rc = cli_bad_input("stats", "%s", err);
+        } else if (text) {
+            printf(" %12" PRIu64 " %9.3f", dm.critical_path, dm.parallelism);
+            for (uint32_t k = 0; k < sim_ncpus && k < dm.nw; k++)
+                printf(" %12" PRIu64, dm.makespan[k]);
+            printf("\n");
         } else {
-            printf(" %12" PRIu64 " %9.3f\n", dm.critical_path, dm.parallelism);
+            OUT_U64("critical_path", dm.critical_path);
+            OUT_F("parallelism", 3, dm.parallelism);
+            OUT_U64("replay.token_latency", dm.token_latency);
+            print_cycles(&dm);
         }
     }
     /* With the recorder's truth: the two upper bounds beside the formats. */
@@ -221,20 +483,45 @@ static int stats_dir(const char *dir)
         if (oracle_compute_file(ipath, path, ORACLE_WINDOW, ORACLE_HOLD_MSP, &ob, err, sizeof err) < 0) {
             rc = cli_bad_input("stats", "%s", err);
         } else {
-            printf("%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64 " %9.3f\n",
-                   "oracle.ch", ob.chunks, "-", ob.instructions, "-", "-", "-", "-",
-                   ob.chunk_critical_path, ob.chunk_parallelism);
-            printf("%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64 " %9.3f\n",
-                   "oracle.in", ob.segments, "-", ob.instructions, "-", "-", "-", "-",
-                   ob.insn_critical_path, ob.insn_parallelism);
-            printf("oracle.ch: the initial log's chunks with only the %" PRIu64
-                   " true dependences (truth.deps); oracle.in: instructions cut exactly at them\n",
-                   ob.deps);
-            if (ob.window_given_up)
-                printf("oracle: held whole (%s; window %u chunks)\n", ob.why, ORACLE_WINDOW);
+            if (text) {
+                printf("%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64
+                       " %9.3f", "oracle.ch", ob.chunks, "-", ob.instructions, "-", "-", "-", "-",
+                       ob.chunk_critical_path, ob.chunk_parallelism);
+                for (uint32_t k = 0; k < sim_ncpus; k++)
+                    printf(" %12s", "-");
+                printf("\n%-10s %10" PRIu64 " %8s %12" PRIu64 " %12s %12s %10s %10s %12" PRIu64
+                       " %9.3f", "oracle.in", ob.segments, "-", ob.instructions, "-", "-", "-", "-",
+                       ob.insn_critical_path, ob.insn_parallelism);
+                for (uint32_t k = 0; k < sim_ncpus; k++)
+                    printf(" %12s", "-");
+                printf("\noracle.ch: the initial log's chunks with only the %" PRIu64
+                       " true dependences (truth.deps); oracle.in: instructions cut exactly at them\n",
+                       ob.deps);
+                if (ob.window_given_up)
+                    printf("oracle: held whole (%s; window %u chunks)\n", ob.why, ORACLE_WINDOW);
+            } else {
+                out_row_start();
+                OUT_S("log", "oracle.ch");
+                OUT_U64("records", ob.chunks);
+                OUT_U64("instructions", ob.instructions);
+                OUT_U64("critical_path", ob.chunk_critical_path);
+                OUT_F("parallelism", 3, ob.chunk_parallelism);
+                OUT_U64("true_dependences", ob.deps);
+                out_row_start();
+                OUT_S("log", "oracle.in");
+                OUT_U64("records", ob.segments);
+                OUT_U64("instructions", ob.instructions);
+                OUT_U64("critical_path", ob.insn_critical_path);
+                OUT_F("parallelism", 3, ob.insn_parallelism);
+                OUT_U64("true_dependences", ob.deps);
+            }
         }
     }
     rnr_bundle_close(b);
+    if (found)
+        out_flush(1);
+    else
+        out_free();
     if (!found)
         return cli_bad_input("stats", "%s: no logs in this bundle", dir);
     return rc;
@@ -274,8 +561,30 @@ static int parse_cpus(const char *list)
 int cmd_stats(int argc, char **argv)
 {
     const char *path = NULL;
+    int options = 1;
+    static const char *const valued[] = {"--token-latency", "--cpus", "--format", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
+    out_format = OUT_TEXT;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--token-latency") == 0) {
+        if (!options || argv[i][0] != '-' || !argv[i][1]) {
+            if (path)
+                return cli_usage("stats", "too many arguments");
+            path = argv[i];
+        } else if (strcmp(argv[i], "--") == 0) {
+            options = 0;
+        } else if (strcmp(argv[i], "--format") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage("stats", "--format needs a value");
+            const char *f = argv[++i];
+            if (strcasecmp(f, "text") == 0)
+                out_format = OUT_TEXT;
+            else if (strcasecmp(f, "csv") == 0)
+                out_format = OUT_CSV;
+            else if (strcasecmp(f, "json") == 0)
+                out_format = OUT_JSON;
+            else
+                return cli_usage("stats", "--format wants text, csv or json, not '%s'", f);
+        } else if (strcmp(argv[i], "--token-latency") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("stats", "--token-latency needs a value");
             if (cli_parse_u64("stats", "--token-latency", argv[++i], 0, 1ull << 40, &token_latency) < 0)
@@ -285,12 +594,8 @@ int cmd_stats(int argc, char **argv)
                 return cli_usage("stats", "--cpus needs a value");
             if (parse_cpus(argv[++i]) != 0)
                 return RNR_EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage("stats", "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
         } else {
-            return cli_usage("stats", "too many arguments");
+            return cli_usage("stats", "unknown option '%s'", argv[i]);
         }
     }
     if (!path)
@@ -316,7 +621,10 @@ int cmd_stats(int argc, char **argv)
     if (is_final(s.header.kind))
         print_metrics(&dm);
     if (s.header.kind == RNR_LOG_INITIAL && strcmp(path, "-") != 0 &&
-        print_initial_details(path, err, sizeof err) < 0)
+        print_initial_details(path, err, sizeof err) < 0) {
+        out_flush(0);
         return cli_bad_input("stats", "%s", err);
+    }
+    out_flush(0);
     return RNR_EXIT_OK;
 }

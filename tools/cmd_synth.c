@@ -58,6 +58,11 @@ static int parse_double(const char *opt, const char *s, double lo, double hi, do
 
 int cmd_synth(int argc, char **argv)
 {
+    static const char *const valued[] = {
+        "-o", "-n", "--seed", "--msp", "--clusters", "--sig", "--chunk-max", "--cluster-chunks",
+        "--threads", "--insns", "--sharing", "--lines", "--write-frac", "--os-cpus", "--os-rate",
+        "--quantum", "--block-rate", "--syscall-rate", "--drain", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     synth_config c;
     uint64_t cpus = 8;
     /* First pass: the core count sets the defaults of everything else. */

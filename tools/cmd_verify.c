@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -20,7 +21,8 @@ const char cmd_verify_help[] =
     "Proves that a final log of the recording bundle DIR enforces every\n"
     "dependence of DIR/initial.log under the token-counter semantics of replay,\n"
     "and can be replayed (no cycle, no token that never comes). FORMAT is maxpar,\n"
-    "stitched, serial, stserial, or all (the default: every one DIR has).\n"
+    "stitched, serial, stserial (in any case: MaxPar), or all (the default:\n"
+    "every one DIR has).\n"
     "Checked: each recorded dependence (source chunk -> the first chunk of the\n"
     "successor CPU with TS > the dependence time; none: legitimately discarded),\n"
     "each thread's order across CPUs, for Serial/StSerial each CPU's order, and,\n"
@@ -36,23 +38,35 @@ static const char *const formats[] = { "maxpar", "stitched", "serial", "stserial
 
 static void print_ok(const char *file, const verify_report *r, int initial)
 {
-    printf("%s: ok: %" PRIu64 " dependences enforced (%" PRIu64 " discarded: no later chunk on "
-           "their cpu), %" PRIu64 " order requirements",
-           file, r->dependences, r->discarded, r->order);
+    printf("%s: ok: %" PRIu64 " dependence%s enforced (%" PRIu64 " discarded: no later chunk on "
+           "their cpu), %" PRIu64 " order requirement%s",
+           file, r->dependences, cli_s(r->dependences), r->discarded, r->order, cli_s(r->order));
     if (r->truth)
-        printf(", %" PRIu64 " ground-truth dependences", r->truth);
+        printf(", %" PRIu64 " ground-truth dependence%s", r->truth, cli_s(r->truth));
     if (!initial)
-        printf(", %" PRIu64 " chunks, acyclic, %" PRIu64 " tokens (%" PRIu64 " never awaited)",
-               r->final_chunks, r->tokens, r->tokens_unconsumed);
+        printf(", %" PRIu64 " chunk%s, acyclic, %" PRIu64 " token%s (%" PRIu64 " never awaited)",
+               r->final_chunks, cli_s(r->final_chunks), r->tokens, cli_s(r->tokens),
+               r->tokens_unconsumed);
     putchar('\n');
 }
 
 int cmd_verify(int argc, char **argv)
 {
     const char *dir = NULL, *format = NULL, *truth_path = NULL;
-    int no_truth = 0, progress = isatty(STDERR_FILENO);
+    int no_truth = 0, progress = isatty(STDERR_FILENO), options = 1;
+    static const char *const valued[] = {"--truth", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--progress") == 0) {
+        if (!options || argv[i][0] != '-' || !argv[i][1]) {
+            if (!dir)
+                dir = argv[i];
+            else if (!format)
+                format = argv[i];
+            else
+                return cli_usage("verify", "too many arguments");
+        } else if (strcmp(argv[i], "--") == 0) {
+            options = 0;
+        } else if (strcmp(argv[i], "--progress") == 0) {
             progress = 1;
         } else if (strcmp(argv[i], "--truth") == 0) {
             if (++i >= argc)
@@ -60,23 +74,22 @@ int cmd_verify(int argc, char **argv)
             truth_path = argv[i];
         } else if (strcmp(argv[i], "--no-truth") == 0) {
             no_truth = 1;
-        } else if (argv[i][0] == '-') {
-            return cli_usage("verify", "unknown option '%s'", argv[i]);
-        } else if (!dir) {
-            dir = argv[i];
-        } else if (!format) {
-            format = argv[i];
         } else {
-            return cli_usage("verify", "too many arguments");
+            return cli_usage("verify", "unknown option '%s'", argv[i]);
         }
     }
     if (!dir)
         return cli_usage("verify", "missing DIR");
-    if (format && strcmp(format, "all") != 0 && strcmp(format, "initial") != 0) {
-        int known = 0;
-        for (size_t i = 0; i < 4; i++)
-            known |= strcmp(format, formats[i]) == 0;
-        if (!known)
+    if (format && strcasecmp(format, "all") == 0) {
+        format = "all";
+    } else if (format) {
+        /* Any case: the README writes MaxPar. */
+        int kind = cli_log_kind(format), known = kind == RNR_LOG_INITIAL;
+        for (size_t i = 0; i < 4 && kind > 0; i++)
+            known |= strcmp(rnr_log_kind_name((uint32_t)kind), formats[i]) == 0;
+        if (known)
+            format = rnr_log_kind_name((uint32_t)kind);
+        else
             return cli_usage("verify", "unknown FORMAT '%s' (maxpar, stitched, serial, stserial, "
                              "initial or all)", format);
     }
@@ -129,7 +142,8 @@ int cmd_verify(int argc, char **argv)
         if (rep.ok)
             print_ok("initial.log", &rep, 1);
         else
-            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violations)\n", rep.message, rep.violations);
+            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violation%s)\n", rep.message, rep.violations,
+                    cli_s(rep.violations));
         verify_free(v);
         rnr_bundle_close(b);
         return rep.ok ? RNR_EXIT_OK : RNR_EXIT_FAILED;
@@ -170,7 +184,8 @@ int cmd_verify(int argc, char **argv)
         if (vrc < 0) {
             rc = cli_bad_input("verify", "%s", err);
         } else if (!rep.ok) {
-            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violations)\n", rep.message, rep.violations);
+            fprintf(stderr, "rnr verify: %s (%" PRIu64 " violation%s)\n", rep.message, rep.violations,
+                    cli_s(rep.violations));
             if (rc == RNR_EXIT_OK)
                 rc = RNR_EXIT_FAILED;
         } else {

@@ -46,9 +46,7 @@ int machine_opts_parse(machine_opts *o, const char *cmd, int argc, char **argv, 
 {
     const char *a = argv[*i];
     drv_config *cfg = o->cfg;
-    static const char *const with_value[] = {"-n", "--cpus", "--seed", "--quantum", "--msp",
-                                             "--clusters", "--sig", "--chunk-max",
-                                             "--cluster-chunks", "--allow-write", "--mem-limit"};
+    static const char *const with_value[] = {MACHINE_OPTS_VALUED};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;

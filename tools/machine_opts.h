@@ -38,6 +38,11 @@ typedef struct machine_opts {
     "                     beyond it fails with ENOMEM; K, M or G suffix,\n"        \
     "                     1M..256G (default 4G)\n"
 
+/* The machine options taking a value (for cli_normalize's lists). */
+#define MACHINE_OPTS_VALUED                                                       \
+    "-n", "--cpus", "--seed", "--quantum", "--msp", "--clusters", "--sig", "--chunk-max", \
+        "--cluster-chunks", "--allow-write", "--mem-limit"
+
 /* Fills CFG with the defaults; room for up to ARGC --allow-write values. */
 void machine_opts_init(machine_opts *o, drv_config *cfg, int argc);
 void machine_opts_free(machine_opts *o);

@@ -28,7 +28,10 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %-22s %s\n", commands[i].name, commands[i].args, commands[i].summary);
     fprintf(f, "\n'rnr COMMAND --help' describes a command. Exit status: 0 ok, 1 verification\n"
-               "failed or replay diverged, 2 bad usage or bad input.\n");
+               "failed or replay diverged, 2 bad usage or bad input.\n"
+               "Options taking a value may be written -j 2 or -j2, --format F or --format=F;\n"
+               "'--' ends the options (run and record also end them at PROG: what follows\n"
+               "is the guest's); format names are read in any case (MaxPar, stserial).\n");
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
@@ -98,6 +101,27 @@ int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t mi
     return 0;
 }
 
+/* One line for an unknown command, naming the closest one if any is
+ * close: at most 2 edits, and fewer than half its length (a swap of
+ * neighbours is one edit: 'rnu' is close to 'run', 'xyz' is not). */
+static int unknown_command(const char *who, const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        size_t d = cli_edit_distance(name, commands[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = commands[i].name;
+        }
+    }
+    if (best && best_d <= 2 && 2 * best_d < strlen(best))
+        fprintf(stderr, "%s: unknown command '%s' (did you mean '%s'?)\n", who, name, best);
+    else
+        fprintf(stderr, "%s: unknown command '%s' (the commands: rnr --help)\n", who, name);
+    return RNR_EXIT_USAGE;
+}
+
 /* True if ARGV asks for help before any "--" (after which arguments belong
  * to the guest program). */
 static int wants_help(int argc, char **argv)
@@ -125,7 +149,7 @@ int main(int argc, char **argv)
                     fputs(commands[i].help, stdout);
                     return RNR_EXIT_OK;
                 }
-            return cli_usage("help", "unknown command '%s'", argv[2]);
+            return unknown_command("rnr help", argv[2]);
         }
         usage(stdout);
         return RNR_EXIT_OK;
@@ -137,13 +161,16 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) != 0)
             continue;
-        if (wants_help(argc - 1, argv + 1)) {
+        /* run and record read --help themselves: only before PROG, whose
+         * arguments are the guest's. */
+        int own_help = strcmp(name, "run") == 0 || strcmp(name, "record") == 0;
+        if (!own_help && wants_help(argc - 1, argv + 1)) {
             fputs(commands[i].help, stdout);
             return RNR_EXIT_OK;
         }
-        return commands[i].main(argc - 1, argv + 1);
+        int rc = commands[i].main(argc - 1, argv + 1);
+        cli_normalize_free();
+        return rc;
     }
-    fprintf(stderr, "rnr: unknown command '%s'\n", name);
-    usage(stderr);
-    return RNR_EXIT_USAGE;
+    return unknown_command("rnr", name);
 }
