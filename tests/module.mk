@@ -54,9 +54,17 @@ tsan-run: $(TEST_BIN) $(RNR)
 	$(TEST_ENV) CK_TIMEOUT_MULTIPLIER=$(TIMEOUT_MULT_tsan) \
 	    TSAN_OPTIONS='halt_on_error=1 abort_on_error=1 second_deadlock_stack=1' $(TEST_BIN) $(TSAN_SUITES)
 
-valgrind-run: $(TEST_BIN) $(RNR)
-	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --trace-children=yes --leak-check=full \
-	    --errors-for-leak-kinds=definite,indirect --error-exitcode=1 $(TEST_BIN)
+# valgrind on the test binary, then on the front end itself. The binary runs
+# the suites whose cases call the libraries in-process (the rnr processes a
+# case starts run natively); the suites that work through rnr commands are
+# left to tests/valgrind-cli, which runs every command under valgrind once
+# on a small recording and on bad inputs.
+VALGRIND_SKIP   := backend_cli cli options record replay run stats suite
+VALGRIND_SUITES := $(filter-out $(VALGRIND_SKIP),$(TEST_NAMES))
+valgrind-run: $(TEST_BIN) $(RNR) $(GUEST_BINS)
+	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --leak-check=full \
+	    --errors-for-leak-kinds=definite,indirect --error-exitcode=1 $(TEST_BIN) $(VALGRIND_SUITES)
+	tests/valgrind-cli $(abspath $(RNR)) $(abspath $(GUEST_DIR))
 
 # Fuzzing (VARIANT=fuzz, clang): each target links the components it needs.
 FUZZ_SRCS  := $(sort $(wildcard tests/fuzz/fuzz_*.c))

@@ -24,9 +24,6 @@ static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DI
  * alarm survives exec), so that a failed case leaves no recorder running. */
 #define CHILD_SECONDS 600
 
-/* `make valgrind` runs the suites with valgrind following children. */
-static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
-
 static void expect_status(const char *dir, const char *want)
 {
     char *v = tu_manifest_value(dir, "status");
@@ -115,7 +112,7 @@ START_TEST(bundle_concurrent_recorders_exactly_one_wins)
 {
     char *tmp = tu_tmpdir();
     /* Under valgrind (slow), the trial with an empty directory only. */
-    for (int trial = under_valgrind() ? 2 : 0; trial < 3; trial++) {
+    for (int trial = tu_under_valgrind() ? 2 : 0; trial < 3; trial++) {
         char *dir = strdup(tu_path(tmp, trial == 0 ? "c0" : trial == 1 ? "c1" : "c2"));
         if (trial == 2)
             ck_assert_int_eq(mkdir(dir, 0777), 0);   /* an empty directory given */
@@ -189,7 +186,7 @@ START_TEST(bundle_every_manifest_byte_flip_is_refused)
                 fprintf(stderr, "manifest byte %zu ^ 0x%02x accepted\n", at, flips[f]);
                 rnr_bundle_close(b);
             }
-            if (at % (under_valgrind() ? 997 : 211) == 17 && f == 0) {
+            if (at % (tu_under_valgrind() ? 997 : 211) == 17 && f == 0) {
                 tu_output o;
                 tu_rnr(&o, (const char *[]){ "replay", "-j", "1", dir, NULL });
                 ck_assert_msg(o.status == 1 || o.status == 2, "replay, byte %zu: status %d", at,
@@ -326,7 +323,7 @@ START_TEST(bundle_signals_while_finishing_say_so_then_abandon)
 {
     /* Under valgrind the recording that makes the finishing long enough
      * takes minutes; the release, ASan and UBSan runs check this. */
-    if (under_valgrind())
+    if (tu_under_valgrind())
         return;
     char *tmp = tu_tmpdir();
     int done = 0;
@@ -530,7 +527,7 @@ START_TEST(bundle_replay_racing_backend_sees_no_damage)
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
         dup2(null, 2);
-        for (int k = 0; k < (under_valgrind() ? 4 : 12); k++) {
+        for (int k = 0; k < (tu_under_valgrind() ? 4 : 12); k++) {
             pid_t c = fork();
             if (c == 0) {
                 execl(tu_rnr_bin(), tu_rnr_bin(), "backend", "--compress", k % 2 ? "6" : "0", dir,

@@ -24,7 +24,7 @@ static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DI
 static int slow_build(void)
 {
     const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
-    return getenv("RNR_VALGRIND") != NULL || (m && atoi(m) > 1);
+    return tu_under_valgrind() || (m && atoi(m) > 1);
 }
 
 typedef struct workload {

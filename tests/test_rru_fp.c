@@ -30,8 +30,6 @@
             ck_abort_msg(__VA_ARGS__);       \
     } while (0)
 
-static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
-
 static const int host_mode[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
 
 static unsigned host_flags(void)
@@ -193,7 +191,7 @@ static int inf_times_zero(int fmt, uint64_t a, uint64_t b)
 
 START_TEST(rru_fp_matches_host_fpu_in_four_rounding_modes)
 {
-    if (under_valgrind())
+    if (tu_under_valgrind())
         return;
     const int fmt = _i & 1, op = _i >> 1;
     uint64_t seed = tu_seed(500 + (uint64_t)_i), rng = seed;
@@ -278,7 +276,7 @@ static int exact_tie(int fmt, int op, uint64_t a, uint64_t b, uint64_t c, uint64
 
 START_TEST(rru_fp_rmm_rounds_ties_away_from_zero)
 {
-    if (under_valgrind())
+    if (tu_under_valgrind())
         return;
     const int fmt = _i & 1, op = (_i >> 1) % 6;   /* add sub mul div sqrt fma */
     uint64_t seed = tu_seed(900 + (uint64_t)_i), rng = seed;
@@ -341,7 +339,7 @@ END_TEST
 
 START_TEST(rru_fp_to_int_saturates_and_rounds_in_all_modes)
 {
-    if (under_valgrind())
+    if (tu_under_valgrind())
         return;
     const int fmt = _i & 1;
     uint64_t seed = tu_seed(1300 + (uint64_t)_i), rng = seed;
@@ -405,7 +403,7 @@ END_TEST
 
 START_TEST(rru_fp_from_int_matches_host)
 {
-    if (under_valgrind())
+    if (tu_under_valgrind())
         return;
     const int fmt = _i & 1;
     uint64_t seed = tu_seed(1700 + (uint64_t)_i), rng = seed;
@@ -824,7 +822,7 @@ START_TEST(rru_fp_fast_path_matches_softfp_bit_for_bit)
     const int fmt = _i & 1, op = _i >> 1;
     const uint64_t seed = tu_seed(2100 + (uint64_t)_i);
     uint64_t rng = seed;
-    const int n = under_valgrind() ? 10000 : 120000;
+    const int n = tu_under_valgrind() ? 10000 : 120000;
     unsigned normal = 0, ties = 0;
     for (int k = 0; k < n; k++) {
         uint64_t a, b, c;
@@ -927,7 +925,7 @@ START_TEST(rru_fp_fast_compares_and_conversions_match_softfp)
     const int fmt = _i & 1, kind = _i >> 1;
     const uint64_t seed = tu_seed(2300 + (uint64_t)_i);
     uint64_t rng = seed;
-    const int n = under_valgrind() ? 10000 : 150000;
+    const int n = tu_under_valgrind() ? 10000 : 150000;
     for (int k = 0; k < n; k++) {
         uint64_t a = conv_operand(fmt, kind, &rng), b = 0;
         if (kind < FK_TO_INT) {
@@ -1032,7 +1030,7 @@ START_TEST(rru_fp_fast_path_instructions_match_softfp_harts)
     rru_hart *fast = fp_hart(&m1, code, FP_PROG + 1), *soft = fp_hart(&m2, code, FP_PROG + 1);
     rru_hart_set_softfp_only(soft, 1);
     rru_ctx *cf = rru_hart_ctx(fast), *cs = rru_hart_ctx(soft);
-    const int steps = under_valgrind() ? 10000 : 200000;
+    const int steps = tu_under_valgrind() ? 10000 : 200000;
     for (int n = 0; n < steps; n++) {
         unsigned i = n % FP_PROG;
         const fp_insn_kind *k = &fp_kinds[kind[i]];

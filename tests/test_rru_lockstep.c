@@ -478,7 +478,7 @@ START_TEST(rru_lockstep_matches_unicorn)
 {
     const int ext = _i % EXT_COUNT;
     /* Under valgrind: Unicorn's own leaks and JIT make this meaningless. */
-    if (getenv("RNR_VALGRIND"))
+    if (tu_under_valgrind())
         return;
     ls *t = calloc(1, sizeof *t);
     ls_init(t, tu_seed(3000 + (uint64_t)_i));

@@ -155,7 +155,7 @@ START_TEST(rru_mem_a_guest_page_costs_about_one_host_page)
      * records; AddressSanitizer's shadow adds an eighth). Page data
      * allocated page by page cost twice that. Valgrind keeps memory of
      * its own. */
-    if (getenv("RNR_VALGRIND"))
+    if (tu_under_valgrind())
         return;
     const uint64_t len = 64ull << 20;
     rru_mem *m = rru_mem_new();

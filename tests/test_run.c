@@ -33,22 +33,6 @@ static void run_env_stdin(tu_output *o, const char *const *argv, const char *std
     tu_run(full, stdin_path, o);
 }
 
-/* `make valgrind` runs the tests with valgrind following children: then
- * qemu is not run (valgrind cannot host it), only rnr, which must run
- * without a valgrind report. */
-static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
-
-static void no_valgrind_report(const tu_output *o)
-{
-    const char *e = o->err;
-    for (const char *at = strstr(e, "=="); at; at = strstr(at + 2, "==")) {
-        const char *d = at + 2;
-        while (*d >= '0' && *d <= '9')
-            d++;
-        ck_assert_msg(!(d > at + 2 && d[0] == '=' && d[1] == '='), "valgrind report:\n%.2000s", e);
-    }
-}
-
 /* Runs PROG with ARGS (NULL-terminated) under rnr run (extra rnr options
  * first) and under qemu; both stdout and exit status must be equal. */
 static void same_as_qemu_stdin(const char *const *rnr_opts, const char *prog, const char *const *args,
@@ -80,11 +64,6 @@ static void same_as_qemu_stdin(const char *const *rnr_opts, const char *prog, co
     a[n] = b[m] = NULL;
     tu_output r, q;
     run_env_stdin(&r, a, stdin_path);
-    if (under_valgrind()) {
-        no_valgrind_report(&r);
-        tu_output_free(&r);
-        return;
-    }
     run_env_stdin(&q, b, stdin_path);
     ck_assert_msg(q.out_len > 0, "qemu printed nothing for %s: %s", prog, q.err);
     ck_assert_msg(r.out_len == q.out_len && memcmp(r.out, q.out, r.out_len) == 0,
@@ -795,7 +774,7 @@ START_TEST(run_mem_limit_bounds_the_host_memory_for_guest_pages)
      * when every case runs in a process of its own (not under valgrind
      * or CK_FORK=no). */
     const char *fork_mode = getenv("CK_FORK");
-    if (under_valgrind() || (fork_mode && strcmp(fork_mode, "no") == 0))
+    if (tu_under_valgrind() || (fork_mode && strcmp(fork_mode, "no") == 0))
         return;
     char err[32];
     uint64_t lim;

@@ -35,8 +35,7 @@ static const struct program {
 };
 #define PROGRAMS (int)(sizeof programs / sizeof programs[0])
 
-static int under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
-static int skipped(int i) { return under_valgrind() && !programs[i].light; }
+static int skipped(int i) { return tu_under_valgrind() && !programs[i].light; }
 
 static const char *guest(const char *name)
 {
@@ -89,7 +88,7 @@ END_TEST
 START_TEST(suite_program_result_does_not_depend_on_cores_or_threads)
 {
     const struct program *p = &programs[_i];
-    if (under_valgrind())
+    if (tu_under_valgrind())
         return;
     static const struct { const char *cores, *seed, *threads; } runs[] = {
         {"8", "3", "8"}, {"2", "4", "3"}, {"16", "5", "16"}, {"1", "6", "1"},
@@ -166,7 +165,7 @@ START_TEST(suite_program_is_recorded_verified_and_replayed)
 {
     const struct program *p = &programs[_i];
     const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
-    if (under_valgrind() || ((m && atoi(m) > 1) && !p->light))
+    if (tu_under_valgrind() || ((m && atoi(m) > 1) && !p->light))
         return;   /* the sanitizers and valgrind take the lightest one */
     char *tmp = tu_tmpdir();
     char *dir = strdup(tu_path(tmp, "b"));

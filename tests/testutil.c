@@ -27,6 +27,8 @@ const char *tu_env(const char *name)
 
 const char *tu_rnr_bin(void) { return tu_env("RNR_BIN"); }
 
+int tu_under_valgrind(void) { return getenv("RNR_VALGRIND") != NULL; }
+
 static char *slurp_fd(int fd, size_t *n)
 {
     size_t cap = 4096, len = 0;

@@ -33,6 +33,10 @@ size_t tu_count_lines(const char *s);
 const char *tu_rnr_bin(void);
 /* A value of the test environment (set by the Makefile); fails if unset. */
 const char *tu_env(const char *name);
+/* 1 when this binary runs under valgrind (`make valgrind` sets
+ * RNR_VALGRIND). The rnr processes a case starts then run natively:
+ * tests/valgrind-cli checks the front end under valgrind. */
+int tu_under_valgrind(void);
 
 /* A new empty temporary folder (free the string; tu_rmtree removes it). */
 char *tu_tmpdir(void);
