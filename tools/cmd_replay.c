@@ -108,6 +108,7 @@ int cmd_replay(int argc, char **argv)
     rp_exec *x = rp_exec_open(dir, &eo, err, sizeof err);
     if (!x)
         return cli_bad_input("replay", "%s", err);
+    dir = rp_exec_dir(x);
     if (workers > rp_exec_cpus(x)) {
         if (!quiet)
             fprintf(stderr, "rnr replay: note: %" PRIu64 " worker%s asked, the recording has %u CPU%s: "

@@ -387,6 +387,7 @@ static int stats_dir(const char *dir)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
     if (!b)
         return cli_bad_input("stats", "%s", err);
+    dir = rnr_bundle_dir(b);   /* "latest" resolved */
     rnr_bundle_unlock(b);
     uint64_t insns = rnr_bundle_u64(b, "instructions");
     int text = out_format == OUT_TEXT;
@@ -601,6 +602,8 @@ int cmd_stats(int argc, char **argv)
     if (!path)
         return cli_usage("stats", "missing FILE or DIR");
     struct stat st;
+    if (strcmp(path, RNR_BUNDLE_LATEST) == 0)
+        return stats_dir(path);
     if (strcmp(path, "-") != 0 && stat(path, &st) != 0)
         return cli_bad_input("stats", "%s: %s", path, strerror(errno));
     if (strcmp(path, "-") != 0 && S_ISDIR(st.st_mode))

@@ -97,6 +97,7 @@ int cmd_verify(int argc, char **argv)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
     if (!b)
         return cli_bad_input("verify", "%s", err);
+    dir = rnr_bundle_dir(b);   /* "latest" resolved */
     if (rnr_bundle_check_file(b, RNR_BF_INITIAL, path, sizeof path, err, sizeof err) < 0) {
         rnr_bundle_close(b);
         return cli_bad_input("verify", "%s", err);

@@ -1,0 +1,240 @@
+/* tests/test_newuser.c: what a new user meets first: recordings without
+ * -o in the directory of bundles and the 'latest' link, rnr ls, messages
+ * that name the fix for a missing program or bundle, --exit-code, syscall
+ * names in rnr dump, rnr dot's range and size limit. Every recording is
+ * replayed and compared (replay exits 0 only when verified). */
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+#define PYTHON "/usr/bin/python3"
+#define CHILD_SECONDS 600
+
+static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DIR"), name); }
+
+/* rnr ARGS must exit WANT; returns its output (free with tu_output_free). */
+static void expect(tu_output *o, int want, const char *const *args)
+{
+    tu_rnr(o, args);
+    ck_assert_msg(o->status == want, "rnr %s %s exited %d, not %d:\n%s%s", args[0],
+                  args[1] ? args[1] : "", o->status, want, o->out, o->err);
+}
+
+static void expect_ok(const char *const *args)
+{
+    tu_output o;
+    expect(&o, 0, args);
+    tu_output_free(&o);
+}
+
+/* rnr ARGS exits WANT and its stderr holds TEXT. */
+static void expect_err(int want, const char *text, const char *const *args)
+{
+    tu_output o;
+    expect(&o, want, args);
+    ck_assert_msg(strstr(o.err, text), "rnr %s: '%s' not in:\n%s", args[0], text, o.err);
+    tu_output_free(&o);
+}
+
+/* The target of symbolic link PATH ("" if it is none). */
+static char *link_target(const char *path)
+{
+    static char t[PATH_MAX];
+    ssize_t n = readlink(path, t, sizeof t - 1);
+    t[n < 0 ? 0 : n] = '\0';
+    return t;
+}
+
+/* Records racy on 2 CPUs with the backend, without -o. */
+static void record_racy_default(void)
+{
+    expect_ok((const char *[]){ "record", "-n", "2", "--backend", "--quiet", "--",
+                                guest("racy"), "2", "200", NULL });
+}
+
+START_TEST(newuser_record_without_o_goes_to_the_bundle_dir_and_latest_follows)
+{
+    char *tmp = tu_tmpdir();
+    char *home = strdup(tu_path(tmp, "home"));
+    ck_assert_int_eq(setenv("RNR_BUNDLE_DIR", home, 1), 0);
+    expect_err(2, "no recording in", (const char *[]){ "info", "latest", NULL });
+    record_racy_default();
+    ck_assert_str_eq(link_target(tu_path(home, "latest")), "racy-1");
+    record_racy_default();
+    ck_assert_str_eq(link_target(tu_path(home, "latest")), "racy-2");
+    struct stat st;
+    ck_assert_int_eq(stat(tu_path(home, "racy-1/manifest"), &st), 0);
+    /* 'latest' is the second recording for every command that reads one. */
+    tu_output o;
+    expect(&o, 0, (const char *[]){ "replay", "-j", "2", "latest", NULL });
+    ck_assert_msg(strstr(o.err, "racy-2: verified"), "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "info", "latest", NULL });
+    ck_assert_msg(strstr(o.out, "racy-2") && strstr(o.out, "complete"), "%s", o.out);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "stats", "latest", NULL });
+    ck_assert_msg(strstr(o.out, "racy-2") && strstr(o.out, "maxpar"), "%s", o.out);
+    tu_output_free(&o);
+    expect_ok((const char *[]){ "verify", "latest", NULL });
+    expect_ok((const char *[]){ "backend", "latest", NULL });
+    /* Without RNR_BUNDLE_DIR: ./rnr-bundles. */
+    char cwd[PATH_MAX];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(unsetenv("RNR_BUNDLE_DIR"), 0);
+    ck_assert_int_eq(chdir(tmp), 0);
+    record_racy_default();
+    ck_assert_str_eq(link_target("rnr-bundles/latest"), "racy-1");
+    expect_ok((const char *[]){ "replay", "latest", NULL });
+    ck_assert_int_eq(chdir(cwd), 0);
+    tu_rmtree(tmp);
+    free(home);
+    free(tmp);
+}
+END_TEST
+
+/* Three recorders without -o started together: each gets its own N, and
+ * every bundle replays and verifies. */
+START_TEST(newuser_concurrent_recorders_without_o_get_their_own_number)
+{
+    char *tmp = tu_tmpdir();
+    char *home = strdup(tu_path(tmp, "home"));
+    ck_assert_int_eq(setenv("RNR_BUNDLE_DIR", home, 1), 0);
+    enum { N = 3 };
+    pid_t pids[N];
+    for (int k = 0; k < N; k++) {
+        pids[k] = fork();
+        ck_assert_int_ge(pids[k], 0);
+        if (pids[k] == 0) {
+            alarm(CHILD_SECONDS);
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            dup2(null, 2);
+            execl(tu_rnr_bin(), tu_rnr_bin(), "record", "--quiet", "-n", "2", "--backend", "--",
+                  guest("racy"), "2", "200", (char *)NULL);
+            _exit(127);
+        }
+    }
+    for (int k = 0; k < N; k++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[k], &st, 0), pids[k]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "recorder %d: status %d", k, st);
+    }
+    for (int k = 1; k <= N; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "racy-%d", k);
+        const char *b = tu_path(home, name);
+        expect_ok((const char *[]){ "verify", b, NULL });
+        expect_ok((const char *[]){ "replay", "-j", "2", b, NULL });
+    }
+    const char *l = link_target(tu_path(home, "latest"));
+    ck_assert_msg(strncmp(l, "racy-", 5) == 0 && l[5] >= '1' && l[5] <= '0' + N && !l[6],
+                  "latest -> '%s'", l);
+    unsetenv("RNR_BUNDLE_DIR");
+    tu_rmtree(tmp);
+    free(home);
+    free(tmp);
+}
+END_TEST
+
+/* --no-pack keeps the program's absolute path: the bundle replays from
+ * another directory although it was recorded with a relative one. A
+ * program gone: the message names --program PATH, which then works. */
+START_TEST(newuser_missing_program_messages_name_the_fix)
+{
+    char *tmp = tu_tmpdir();
+    char cwd[PATH_MAX];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(mkdir(tu_path(tmp, "src"), 0777), 0);
+    size_t n;
+    uint8_t *prog = tu_read_file(guest("racy"), &n);
+    const char *copy = tu_path(tmp, "src/racy"), *spare = tu_path(tmp, "spare");
+    tu_write_file(copy, prog, n);
+    tu_write_file(spare, prog, n);
+    free(prog);
+    ck_assert_int_eq(chmod(copy, 0755), 0);
+    ck_assert_int_eq(chdir(tmp), 0);
+    expect_ok((const char *[]){ "record", "-n", "2", "--backend", "--quiet", "--no-pack", "-o",
+                                "np", "--", "src/racy", "2", "200", NULL });
+    expect_ok((const char *[]){ "record", "-n", "2", "--backend", "--quiet", "-o", "pk", "--",
+                                "src/racy", "2", "200", NULL });
+    ck_assert_int_eq(chdir("/"), 0);
+    const char *np = tu_path(tmp, "np"), *pk = tu_path(tmp, "pk");
+    expect_ok((const char *[]){ "replay", np, NULL });
+    ck_assert_int_eq(unlink(copy), 0);
+    expect_err(2, "--program PATH", (const char *[]){ "replay", np, NULL });
+    expect_ok((const char *[]){ "replay", "--program", spare, np, NULL });
+    ck_assert_int_eq(unlink(tu_path(pk, "program")), 0);
+    expect_err(2, "--program PATH", (const char *[]){ "replay", pk, NULL });
+    expect_ok((const char *[]){ "replay", "--program", spare, pk, NULL });
+    /* A directory that does not exist is named as such, not its manifest. */
+    tu_output o;
+    expect(&o, 2, (const char *[]){ "replay", tu_path(tmp, "nosuchdir"), NULL });
+    ck_assert_msg(strstr(o.err, "nosuchdir: no such bundle directory") && !strstr(o.err, "manifest"),
+                  "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 2, (const char *[]){ "info", tu_path(tmp, "nosuchdir"), NULL });
+    ck_assert_msg(!strstr(o.err, "manifest"), "%s", o.err);
+    tu_output_free(&o);
+    ck_assert_int_eq(chdir(cwd), 0);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* A guest exiting 3: --exit-code guest (the default) gives 3, --exit-code
+ * rnr gives 0 and still tells the guest's status. */
+START_TEST(newuser_exit_code_modes_of_run_and_record)
+{
+    char *tmp = tu_tmpdir();
+    const char *argenv = guest("argenv");
+    const char *g = tu_path(tmp, "g"), *r = tu_path(tmp, "r");
+    tu_output o;
+    expect(&o, 3, (const char *[]){ "run", "--env", "RNRTEST_EXIT=3", "--", argenv, NULL });
+    tu_output_free(&o);
+    expect(&o, 3, (const char *[]){ "run", "--exit-code", "guest", "--env", "RNRTEST_EXIT=3", "--",
+                                    argenv, NULL });
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "run", "--exit-code=rnr", "--env", "RNRTEST_EXIT=3", "--",
+                                    argenv, NULL });
+    ck_assert_msg(strstr(o.err, "guest exit status 3"), "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 3, (const char *[]){ "record", "--backend", "--env", "RNRTEST_EXIT=3", "-o", g, "--",
+                                    argenv, NULL });
+    ck_assert_msg(strstr(o.err, "guest exit status 3"), "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "record", "--exit-code", "rnr", "--backend", "--env",
+                                    "RNRTEST_EXIT=3", "-o", r, "--", argenv, NULL });
+    ck_assert_msg(strstr(o.err, "guest exit status 3"), "%s", o.err);
+    tu_output_free(&o);
+    char *v = tu_manifest_value(r, "exit-status");
+    ck_assert_str_eq(v, "3");
+    free(v);
+    expect_ok((const char *[]){ "replay", g, NULL });
+    expect_ok((const char *[]){ "replay", r, NULL });
+    expect_err(2, "--exit-code", (const char *[]){ "run", "--exit-code", "zero", "--", argenv, NULL });
+    expect_err(2, "--exit-code", (const char *[]){ "record", "--exit-code", "zero", "-o",
+                                                   tu_path(tmp, "x"), "--", argenv, NULL });
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+TU_SUITE(newuser)
+{
+    Suite *s = suite_create("newuser");
+    TCase *tc = tu_tcase(s, "newuser", 120);
+    tcase_add_test(tc, newuser_record_without_o_goes_to_the_bundle_dir_and_latest_follows);
+    tcase_add_test(tc, newuser_concurrent_recorders_without_o_get_their_own_number);
+    tcase_add_test(tc, newuser_missing_program_messages_name_the_fix);
+    tcase_add_test(tc, newuser_exit_code_modes_of_run_and_record);
+    return s;
+}
