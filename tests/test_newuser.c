@@ -228,12 +228,82 @@ START_TEST(newuser_exit_code_modes_of_run_and_record)
 }
 END_TEST
 
+/* rnr ls lists what a directory of bundles holds: status, program, CPUs,
+ * instructions, exit status, the latest mark; an entry that is no bundle
+ * or a damaged one gets its own line; the JSON parses. */
+START_TEST(newuser_ls_lists_bundles_status_and_exit_code)
+{
+    char *tmp = tu_tmpdir();
+    char *home = strdup(tu_path(tmp, "home"));
+    ck_assert_int_eq(setenv("RNR_BUNDLE_DIR", home, 1), 0);
+    tu_output o;
+    expect(&o, 0, (const char *[]){ "ls", NULL });
+    ck_assert_msg(strstr(o.err, "no recordings yet"), "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 3, (const char *[]){ "record", "-n", "3", "--backend", "--quiet", "--env", "RNRTEST_EXIT=3", "--",
+                                    guest("argenv"), NULL });
+    tu_output_free(&o);
+    expect(&o, 152, (const char *[]){ "record", "-n", "2", "--backend", "--quiet", "--max-instructions", "5000",
+                                      "--", guest("racy"), "2", "200000", NULL });
+    tu_output_free(&o);
+    record_racy_default();
+    expect_ok((const char *[]){ "replay", tu_path(home, "argenv-1"), NULL });
+    expect_ok((const char *[]){ "replay", tu_path(home, "racy-1"), NULL });
+    expect_ok((const char *[]){ "replay", "latest", NULL });
+    ck_assert_int_eq(mkdir(tu_path(home, "junk"), 0777), 0);
+    ck_assert_int_eq(mkdir(tu_path(home, "bad"), 0777), 0);
+    tu_write_file(tu_path(home, "bad/manifest"), "not a manifest\n", 15);
+    expect(&o, 0, (const char *[]){ "ls", NULL });
+    const char *l = strstr(o.out, "\nargenv-1 ");
+    ck_assert_msg(l && strstr(l, "complete") && strstr(l, " 3 ") < strchr(l + 1, '\n'),
+                  "argenv-1 line in:\n%s", o.out);
+    l = strstr(o.out, "\nracy-1 ");
+    ck_assert_msg(l && strstr(l, "interrupted: ") < strchr(l + 1, '\n'), "racy-1 in:\n%s", o.out);
+    ck_assert_msg(strstr(o.out, "\nracy-2 *"), "latest not marked:\n%s", o.out);
+    ck_assert_msg(strstr(o.out, "\njunk ") && strstr(o.out, "not a bundle"), "%s", o.out);
+    ck_assert_msg(strstr(o.out, "\nbad ") && strstr(o.out, "damaged"), "%s", o.out);
+    ck_assert_uint_eq(tu_count_lines(o.out), 6);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "ls", "--format", "JSON", home, NULL });
+    const char *json = tu_path(tmp, "ls.json");
+    tu_write_file(json, o.out, o.out_len);
+    tu_output_free(&o);
+    tu_output p;
+    const char *argv[] = { PYTHON, "-c",
+        "import json, sys\n"
+        "v = {e['name']: e for e in json.load(open(sys.argv[1]))}\n"
+        "assert sorted(v) == ['argenv-1', 'bad', 'junk', 'racy-1', 'racy-2'], sorted(v)\n"
+        "a = v['argenv-1']\n"
+        "assert (a['status'], a['exit_status'], a['cpus'], a['program']) == ('complete', 3, 3, 'argenv'), a\n"
+        "assert a['instructions'] > 0 and a['disk_bytes'] > 0 and a['latest'] is False, a\n"
+        "assert v['racy-1']['status'].startswith('interrupted: '), v['racy-1']\n"
+        "assert v['racy-2']['latest'] is True and v['racy-2']['exit_status'] == 0\n"
+        "assert v['bad']['status'] == 'damaged' and v['bad']['cpus'] is None, v['bad']\n"
+        "assert v['junk']['status'] == 'not a bundle', v['junk']\n",
+        json, NULL };
+    tu_run(argv, NULL, &p);
+    ck_assert_msg(p.status == 0, "python: %s%s", p.out, p.err);
+    tu_output_free(&p);
+    expect(&o, 0, (const char *[]){ "ls", "--format=csv", NULL });
+    ck_assert_msg(strncmp(o.out, "name,path,status,latest,kind,program,cpus,threads,instructions,"
+                                 "exit_status,disk_bytes,error\n", 84) == 0, "%s", o.out);
+    ck_assert_uint_eq(tu_count_lines(o.out), 6);
+    tu_output_free(&o);
+    expect_err(2, "no such directory", (const char *[]){ "ls", tu_path(tmp, "nosuch"), NULL });
+    unsetenv("RNR_BUNDLE_DIR");
+    tu_rmtree(tmp);
+    free(home);
+    free(tmp);
+}
+END_TEST
+
 TU_SUITE(newuser)
 {
     Suite *s = suite_create("newuser");
     TCase *tc = tu_tcase(s, "newuser", 120);
     tcase_add_test(tc, newuser_record_without_o_goes_to_the_bundle_dir_and_latest_follows);
     tcase_add_test(tc, newuser_concurrent_recorders_without_o_get_their_own_number);
+    tcase_add_test(tc, newuser_ls_lists_bundles_status_and_exit_code);
     tcase_add_test(tc, newuser_missing_program_messages_name_the_fix);
     tcase_add_test(tc, newuser_exit_code_modes_of_run_and_record);
     return s;

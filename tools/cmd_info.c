@@ -12,6 +12,8 @@
 
 const char cmd_info_help[] =
     "usage: rnr info DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Describes the bundle DIR on one screen: its status (and why it ended),\n"
     "the program and its SHA-256, argv, the environment the guest ran with,\n"
     "seed, CPUs and RRU options, instructions per thread, exit status, the\n"

@@ -21,6 +21,8 @@
 const char cmd_stats_help[] =
     "usage: rnr stats [--format text|csv|json] [--token-latency CYCLES] [--cpus LIST]\n"
     "                 FILE|DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "For a log FILE: its kind, records, threads, instructions, bytes (file,\n"
     "raw records, records compressed with zlib) and bits per kilo-instruction,\n"
     "one 'name: value' per line. For a recording bundle DIR: one row per log\n"

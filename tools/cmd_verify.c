@@ -18,6 +18,8 @@
 
 const char cmd_verify_help[] =
     "usage: rnr verify [--progress] [--truth FILE | --no-truth] DIR [FORMAT]\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Proves that a final log of the recording bundle DIR enforces every\n"
     "dependence of DIR/initial.log under the token-counter semantics of replay,\n"
     "and can be replayed (no cycle, no token that never comes). FORMAT is maxpar,\n"

@@ -75,7 +75,9 @@ static void json_object(const out_row *r, const char *indent)
         printf("%s\n%s  ", i ? "," : "", indent);
         json_string(r->p[i].name);
         printf(": ");
-        if (r->p[i].is_string)
+        if (r->p[i].is_string == OUT_NULL_VALUE)
+            fputs("null", stdout);
+        else if (r->p[i].is_string)
             json_string(r->p[i].value);
         else
             fputs(r->p[i].value, stdout);
@@ -128,7 +130,9 @@ void out_flush(int shape)
                 printf("\n  ");
                 json_string(top.p[i].name);
                 printf(": ");
-                if (top.p[i].is_string)
+                if (top.p[i].is_string == OUT_NULL_VALUE)
+                    fputs("null", stdout);
+                else if (top.p[i].is_string)
                     json_string(top.p[i].value);
                 else
                     fputs(top.p[i].value, stdout);

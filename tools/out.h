@@ -19,12 +19,15 @@ int out_is_text(void);
 /* Starts a new row. */
 void out_row_start(void);
 /* Adds NAME = the formatted value to the current row (a row is started if
- * none is); IS_STRING: quoted in JSON. In text, prints 'NAME: value'. */
+ * none is); IS_STRING: 1 quoted in JSON, 0 not, OUT_NULL_VALUE null. In text, prints 'NAME: value'. */
 void out_add(const char *name, int is_string, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define OUT_U64(name, v) out_add(name, 0, "%" PRIu64, (uint64_t)(v))
 #define OUT_F(name, prec, v) out_add(name, 0, "%." #prec "f", (double)(v))
 #define OUT_S(name, s) out_add(name, 1, "%s", s)
+/* A value that is not known: JSON null, an empty CSV field. */
+#define OUT_NULL_VALUE 2
+#define OUT_NULL(name) out_add(name, OUT_NULL_VALUE, "%s", "")
 
 /* How out_flush shapes the rows. */
 enum {
