@@ -297,6 +297,68 @@ START_TEST(newuser_ls_lists_bundles_status_and_exit_code)
 }
 END_TEST
 
+/* rnr dump names an input log's system calls from the driver's table. */
+START_TEST(newuser_dump_names_system_calls)
+{
+    char *tmp = tu_tmpdir();
+    const char *b = tu_path(tmp, "b");
+    expect_ok((const char *[]){ "record", "-n", "2", "--backend", "--quiet", "-o", b, "--",
+                                guest("racy"), "2", "100", NULL });
+    expect_ok((const char *[]){ "replay", b, NULL });
+    tu_output o;
+    expect(&o, 0, (const char *[]){ "dump", tu_path(b, "input.log"), NULL });
+    ck_assert_msg(strstr(o.out, " syscall 64 write = ") && strstr(o.out, " syscall 214 brk = "),
+                  "%.2000s", o.out);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* Number of chunk boxes in a DOT text. */
+static size_t boxes(const char *dot)
+{
+    size_t n = 0;
+    for (const char *p = dot; (p = strstr(p, "[group=")); p++)
+        n++;
+    return n;
+}
+
+/* rnr dot draws a part of a log (--from CPU:N, --chunks K), refuses more
+ * than 20000 chunks unless --force, and names an initial log's kind. */
+START_TEST(newuser_dot_draws_a_part_and_refuses_a_huge_log)
+{
+    char *tmp = tu_tmpdir();
+    const char *b = tu_path(tmp, "b"), *m = tu_path(tmp, "b/m.log");
+    /* A synthetic recording whose MaxPar log has more than 20000 chunks. */
+    expect_ok((const char *[]){ "synth", "-n", "4", "--chunk-max", "10", "--insns", "250000",
+                                "--sharing", "high", "--no-truth", "-o", b, NULL });
+    expect_ok((const char *[]){ "maxpar", tu_path(b, "initial.log"), m, NULL });
+    tu_output o;
+    expect(&o, 2, (const char *[]){ "dot", m, NULL });
+    ck_assert_msg(strstr(o.err, "--force") && strstr(o.err, "--from") && o.out_len == 0, "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "dot", "--force", m, NULL });
+    ck_assert_uint_gt(boxes(o.out), 20000);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "dot", "--from", "2:100", "--chunks", "50", m, NULL });
+    ck_assert_uint_eq(boxes(o.out), 50);
+    ck_assert_msg(strstr(o.out, "n2_100 [group=cpu2") && !strstr(o.out, "n2_99 "), "%.500s", o.out);
+    tu_output_free(&o);
+    expect(&o, 0, (const char *[]){ "dot", "--chunks=7", m, NULL });
+    ck_assert_uint_eq(boxes(o.out), 7);
+    tu_output_free(&o);
+    expect_err(2, "cpu 2 has no chunk 99999999", (const char *[]){ "dot", "--from", "2:99999999", "--chunks", "10", m, NULL });
+    expect_err(2, "CPU:N", (const char *[]){ "dot", "--from", "2", m, NULL });
+    expect(&o, 2, (const char *[]){ "dot", tu_path(b, "initial.log"), NULL });
+    ck_assert_msg(strstr(o.err, "an initial log has no replay DAG") && !strstr(o.err, "?"), "%s",
+                  o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 TU_SUITE(newuser)
 {
     Suite *s = suite_create("newuser");
@@ -306,5 +368,7 @@ TU_SUITE(newuser)
     tcase_add_test(tc, newuser_ls_lists_bundles_status_and_exit_code);
     tcase_add_test(tc, newuser_missing_program_messages_name_the_fix);
     tcase_add_test(tc, newuser_exit_code_modes_of_run_and_record);
+    tcase_add_test(tc, newuser_dump_names_system_calls);
+    tcase_add_test(tc, newuser_dot_draws_a_part_and_refuses_a_huge_log);
     return s;
 }
