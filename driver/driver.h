@@ -163,6 +163,9 @@ int drv_proc_flush_input(drv_proc *p);
 /* SHA-256 over the final state: the memory digest, then every live
  * thread's registers in tid order (docs/driver.md, "Final state"). */
 void drv_proc_digest(const drv_proc *p, uint8_t out[32]);
+/* "NAME+0xOFF" for guest address PC from the program's symbol table into
+ * OUT; 0, or -1 (OUT "") if no function of the table holds PC. */
+int drv_proc_symbolize(const drv_proc *p, uint64_t pc, char *out, size_t len);
 void drv_proc_free(drv_proc *p);
 
 /* ---- the system call table, for tools and the replayer ---- */

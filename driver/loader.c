@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
@@ -254,4 +255,58 @@ void loader_free(loader_image *img)
     free(img->file);
     free(img->seg);
     memset(img, 0, sizeof *img);
+}
+
+int loader_symbolize(const loader_image *img, uint64_t pc, char *out, size_t len)
+{
+    if (len)
+        out[0] = '\0';
+    if (!img->file || elf_version(EV_CURRENT) == EV_NONE)
+        return -1;
+    Elf *e = elf_memory((char *)img->file, img->file_size);
+    if (!e)
+        return -1;
+    /* The function whose [value, value + size) holds PC; failing that
+     * (hand-written code has size 0), the closest one below PC. */
+    const char *best = NULL, *near = NULL;
+    uint64_t best_at = 0, near_at = 0;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+                sym.st_shndx == SHN_UNDEF)
+                continue;
+            uint64_t at = sym.st_value + img->bias;
+            if (at > pc)
+                continue;
+            const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+            if (!name || !*name)
+                continue;
+            if (pc - at < sym.st_size && (!best || at > best_at)) {
+                best = name;
+                best_at = at;
+            }
+            if (!near || at > near_at) {
+                near = name;
+                near_at = at;
+            }
+        }
+    }
+    if (!best && near && pc - near_at < 0x10000) {
+        best = near;
+        best_at = near_at;
+    }
+    int rc = -1;
+    if (best && len) {
+        snprintf(out, len, "%s+0x%" PRIx64, best, pc - best_at);
+        rc = 0;
+    }
+    elf_end(e);
+    return rc;
 }

@@ -721,3 +721,8 @@ void drv_proc_free(drv_proc *p)
     free(p->message);
     free(p);
 }
+
+int drv_proc_symbolize(const drv_proc *p, uint64_t pc, char *out, size_t len)
+{
+    return loader_symbolize(&p->img, pc, out, len);
+}

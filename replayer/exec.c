@@ -328,8 +328,11 @@ uint64_t rp_exec_instructions(const rp_exec *x) { return x->instructions; }
 
 #define CHUNK_FAIL(...)                                                                      \
     do {                                                                                     \
+        char sym_[96], at_[112] = "";                                                        \
+        if (drv_proc_symbolize(x->p, rru_hart_ctx(h)->pc, sym_, sizeof sym_) == 0)           \
+            snprintf(at_, sizeof at_, " %s", sym_);                                          \
         int k_ = snprintf(msg, msglen, "replay diverged at cpu %u chunk %" PRIu64 " (thread %u, pc " \
-                          "0x%" PRIx64 "): ", cpu, lane_index, tid, rru_hart_ctx(h)->pc);   \
+                          "0x%" PRIx64 "%s): ", cpu, lane_index, tid, rru_hart_ctx(h)->pc, at_); \
         if (k_ >= 0 && (size_t)k_ < msglen)                                                  \
             snprintf(msg + k_, msglen - (size_t)k_, __VA_ARGS__);                            \
         return -1;                                                                           \

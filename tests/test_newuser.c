@@ -6,6 +6,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,6 +360,39 @@ START_TEST(newuser_dot_draws_a_part_and_refuses_a_huge_log)
 }
 END_TEST
 
+/* 1 if S matches the extended regular expression RE. */
+static int matches(const char *s, const char *re)
+{
+    regex_t r;
+    ck_assert_int_eq(regcomp(&r, re, REG_EXTENDED | REG_NOSUB), 0);
+    int m = regexec(&r, s, 0, NULL, 0) == 0;
+    regfree(&r);
+    return m;
+}
+
+/* A deadlock report names the function of each blocked pc from the
+ * program's symbol table. */
+START_TEST(newuser_deadlock_report_symbolizes_pcs)
+{
+    char *tmp = tu_tmpdir();
+    const char *b = tu_path(tmp, "b");
+    tu_output o;
+    expect(&o, 124, (const char *[]){ "record", "-n", "2", "--backend", "-o", b, "--",
+                                      guest("deadlock"), NULL });
+    ck_assert_msg(matches(o.err, "thread [0-9]+: futex \\(futex wait on 0x[0-9a-f]+\\) at pc "
+                                 "0x[0-9a-f]+ \\([A-Za-z_][A-Za-z0-9_.]*\\+0x[0-9a-f]+\\)\n"),
+                  "%s", o.err);
+    tu_output_free(&o);
+    expect(&o, 124, (const char *[]){ "run", "-n", "2", "--", guest("deadlock"), NULL });
+    ck_assert_msg(matches(o.err, "at pc 0x[0-9a-f]+ \\([A-Za-z_][A-Za-z0-9_.]*\\+0x[0-9a-f]+\\)"),
+                  "%s", o.err);
+    tu_output_free(&o);
+    expect_ok((const char *[]){ "replay", b, NULL });
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 TU_SUITE(newuser)
 {
     Suite *s = suite_create("newuser");
@@ -369,6 +403,7 @@ TU_SUITE(newuser)
     tcase_add_test(tc, newuser_missing_program_messages_name_the_fix);
     tcase_add_test(tc, newuser_exit_code_modes_of_run_and_record);
     tcase_add_test(tc, newuser_dump_names_system_calls);
+    tcase_add_test(tc, newuser_deadlock_report_symbolizes_pcs);
     tcase_add_test(tc, newuser_dot_draws_a_part_and_refuses_a_huge_log);
     return s;
 }
