@@ -91,19 +91,42 @@ static int cmp_seg(const void *a, const void *b)
     return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
 }
 
+/* What an ELF header describes, for the message refusing it: "x86-64",
+ * "32-bit RISC-V", ... */
+static const char *elf_kind_name(const GElf_Ehdr *eh, char *buf, size_t len)
+{
+    const char *m = NULL;
+    switch (eh->e_machine) {
+    case EM_X86_64: m = "x86-64"; break;
+    case EM_386: m = "x86 (i386)"; break;
+    case EM_AARCH64: m = "AArch64"; break;
+    case EM_ARM: m = "32-bit ARM"; break;
+    case EM_PPC64: m = "64-bit PowerPC"; break;
+    case EM_S390: m = "s390"; break;
+    case EM_RISCV: m = eh->e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit RISC-V" : "big-endian RISC-V"; break;
+    }
+    if (m)
+        snprintf(buf, len, "%s", m);
+    else
+        snprintf(buf, len, "ELF machine %u", eh->e_machine);
+    return buf;
+}
+
 /* The checks on the headers, with the ELF handle open. */
 static int describe(Elf *e, loader_image *img, char *err, size_t errlen)
 {
     const char *path = img->path;
+    char kind[64];
     GElf_Ehdr eh;
     if (!gelf_getehdr(e, &eh))
         return fail(err, errlen, path, "truncated or damaged ELF header (%s)", elf_errmsg(-1));
     if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
         eh.e_machine != EM_RISCV)
         return fail(err, errlen, path,
-                    "not a 64-bit RISC-V executable (ELF class %u, data %u, machine %u); "
-                    "rnr runs riscv64 programs",
-                    eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], eh.e_machine);
+                    "not a 64-bit RISC-V executable but %s (ELF class %u, data %u, machine %u); "
+                    "rnr runs riscv64 programs (riscv64-linux-gnu-gcc -static)",
+                    elf_kind_name(&eh, kind, sizeof kind), eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA],
+                    eh.e_machine);
     if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
         return fail(err, errlen, path, "not an executable (ELF type %u)", eh.e_type);
     if (eh.e_flags & EF_RISCV_RVE)

@@ -376,8 +376,8 @@ rnr_bundle *rnr_bundle_create_next(const char *home, const char *base, const cha
         rnr_bundle_path(home, RNR_BUNDLE_LATEST, link, sizeof link, err, errlen) == 0) {
         unlink(tmp);
         if (symlink(name, tmp) != 0 || rename(tmp, link) != 0) {
-            fprintf(stderr, "rnr: warning: %s: cannot point it at %s: %s\n", link, name,
-                    strerror(errno));
+            fprintf(stderr, "%s: warning: %s: cannot point it at %s: %s\n", rnr_msg_prefix(), link,
+                    name, strerror(errno));
             unlink(tmp);
         }
     }

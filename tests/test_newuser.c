@@ -86,6 +86,8 @@ START_TEST(newuser_record_without_o_goes_to_the_bundle_dir_and_latest_follows)
     ck_assert_msg(strstr(o.out, "racy-2") && strstr(o.out, "maxpar"), "%s", o.out);
     tu_output_free(&o);
     expect_ok((const char *[]){ "verify", "latest", NULL });
+    /* A message after the bundle is closed still names it. */
+    expect_err(2, "racy-2: no ground truth", (const char *[]){ "verify", "latest", "initial", NULL });
     expect_ok((const char *[]){ "backend", "latest", NULL });
     /* Without RNR_BUNDLE_DIR: ./rnr-bundles. */
     char cwd[PATH_MAX];
@@ -298,7 +300,8 @@ START_TEST(newuser_ls_lists_bundles_status_and_exit_code)
 }
 END_TEST
 
-/* rnr dump names an input log's system calls from the driver's table. */
+/* rnr dump names an input log's system calls from the driver's table;
+ * library warnings start with the command's name. */
 START_TEST(newuser_dump_names_system_calls)
 {
     char *tmp = tu_tmpdir();
@@ -310,6 +313,14 @@ START_TEST(newuser_dump_names_system_calls)
     expect(&o, 0, (const char *[]){ "dump", tu_path(b, "input.log"), NULL });
     ck_assert_msg(strstr(o.out, " syscall 64 write = ") && strstr(o.out, " syscall 214 brk = "),
                   "%.2000s", o.out);
+    tu_output_free(&o);
+    /* A warning the backend library prints names the command, not just rnr. */
+    size_t n;
+    uint8_t *log = tu_read_file(tu_path(b, "initial.log"), &n);
+    tu_write_file(tu_path(tmp, "cut.log"), log, n / 2);
+    free(log);
+    expect(&o, 0, (const char *[]){ "maxpar", tu_path(tmp, "cut.log"), tu_path(tmp, "m.log"), NULL });
+    ck_assert_msg(strncmp(o.err, "rnr maxpar: warning: ", 21) == 0, "%s", o.err);
     tu_output_free(&o);
     tu_rmtree(tmp);
     free(tmp);

@@ -142,7 +142,7 @@ int cmd_dot(int argc, char **argv)
     if (!rnr_log_kind_is_chunks(kind) || kind == RNR_LOG_INITIAL) {
         rnr_reader_close(r);
         return cli_bad_input("dot", "%s: %s %s log has no replay DAG (%s)", path,
-                             kind == RNR_LOG_INITIAL ? "an" : "the", rnr_log_kind_name(kind),
+                             rnr_log_kind_article(kind), rnr_log_kind_name(kind),
                              kind == RNR_LOG_INITIAL ? "rnr maxpar makes a final log of it"
                                                      : "rnr dot draws final logs");
     }

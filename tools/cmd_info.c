@@ -69,7 +69,9 @@ int cmd_info(int argc, char **argv)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_ANY, err, sizeof err);
     if (!b)
         return cli_bad_input("info", "%s", err);
-    dir = rnr_bundle_dir(b);   /* "latest" resolved */
+    char resolved[4096];   /* "latest" resolved; DIR outlives the bundle handle */
+    snprintf(resolved, sizeof resolved, "%s", rnr_bundle_dir(b));
+    dir = resolved;
     rnr_bundle_unlock(b);
     const rnr_manifest *m = rnr_bundle_get(b);
     printf("%-14s %s\n", "bundle", dir);

@@ -204,7 +204,9 @@ static int stats_dir(const char *dir)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
     if (!b)
         return cli_bad_input("stats", "%s", err);
-    dir = rnr_bundle_dir(b);   /* "latest" resolved */
+    char resolved[4096];   /* "latest" resolved; DIR outlives the bundle handle */
+    snprintf(resolved, sizeof resolved, "%s", rnr_bundle_dir(b));
+    dir = resolved;
     rnr_bundle_unlock(b);
     uint64_t insns = rnr_bundle_u64(b, "instructions");
     int text = out_is_text();

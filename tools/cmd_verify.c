@@ -99,7 +99,9 @@ int cmd_verify(int argc, char **argv)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
     if (!b)
         return cli_bad_input("verify", "%s", err);
-    dir = rnr_bundle_dir(b);   /* "latest" resolved */
+    char resolved[4096];   /* "latest" resolved; DIR outlives the bundle handle */
+    snprintf(resolved, sizeof resolved, "%s", rnr_bundle_dir(b));
+    dir = resolved;
     if (rnr_bundle_check_file(b, RNR_BF_INITIAL, path, sizeof path, err, sizeof err) < 0) {
         rnr_bundle_close(b);
         return cli_bad_input("verify", "%s", err);
@@ -174,7 +176,8 @@ int cmd_verify(int argc, char **argv)
             continue;
         }
         if (rnr_reader_header(r)->kind != (uint32_t)rnr_log_kind_parse(formats[i])) {
-            rc = cli_bad_input("verify", "%s: this is a %s log, not a %s log", path,
+            rc = cli_bad_input("verify", "%s: this is %s %s log, not a %s log", path,
+                               rnr_log_kind_article(rnr_reader_header(r)->kind),
                                rnr_log_kind_name(rnr_reader_header(r)->kind), formats[i]);
             rnr_reader_close(r);
             continue;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <errno.h>
 
+#include "formats/log.h"
 #include "tools/cli.h"
 
 typedef struct command {
@@ -172,6 +173,9 @@ int main(int argc, char **argv)
             fputs(commands[i].help, stdout);
             return RNR_EXIT_OK;
         }
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "rnr %s", name);
+        rnr_set_msg_prefix(prefix);
         int rc = commands[i].main(argc - 1, argv + 1);
         cli_normalize_free();
         return rc;
