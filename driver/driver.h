@@ -51,6 +51,10 @@ typedef struct drv_config {
      * comes in several calls. */
     void (*output)(void *ctx, int fd, const uint8_t *data, size_t n);
     void *output_ctx;
+    /* Called (with output_ctx) before the guest's output goes to the host's
+     * fd 1 or 2 (NULL: nothing): a progress line on the terminal is
+     * cleared there first. */
+    void (*output_begin)(void *ctx);
     /* If not NULL: write the nondeterministic inputs to this log file. */
     const char *input_log;
     /* Replay: the program path the guest saw (AT_EXECFN; NULL = the path

@@ -110,6 +110,13 @@ static void on_output(void *ctx, int fd, const uint8_t *data, size_t n)
         fail(r, "%s: cannot write the guest's output", fd == 1 ? "stdout" : "stderr");
 }
 
+static void on_output_begin(void *ctx)
+{
+    recording *r = ctx;
+    if (r->o.progress_clear)
+        r->o.progress_clear(r->o.ctx);
+}
+
 static void on_truth(void *ctx, const truth_dep *d)
 {
     recording *r = ctx;
@@ -386,6 +393,7 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
     r->o.cfg.chunk = on_chunk;
     r->o.cfg.chunk_ctx = r;
     r->o.cfg.output = on_output;
+    r->o.cfg.output_begin = on_output_begin;
     r->o.cfg.output_ctx = r;
     r->o.cfg.tick = on_tick;
     r->o.cfg.tick_ctx = r;

@@ -33,6 +33,9 @@ typedef struct recording_options {
     double max_seconds;             /* host wall time */
     uint64_t max_log_bytes;         /* initial.log + input.log + stdout + stderr */
     void (*progress)(void *ctx, const recording_progress *p);
+    /* If not NULL: called before the guest's output reaches rnr's stdout or
+     * stderr, to clear what progress drew. */
+    void (*progress_clear)(void *ctx);
     void *ctx;
 } recording_options;
 

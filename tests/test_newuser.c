@@ -404,6 +404,37 @@ START_TEST(newuser_deadlock_report_symbolizes_pcs)
 }
 END_TEST
 
+/* The progress line of rnr record is cleared before the guest's output
+ * reaches the terminal: on one stream, each progress line is followed by a
+ * carriage return (a redraw or the clearing), never by the guest's text. */
+START_TEST(newuser_progress_line_is_cleared_before_guest_output)
+{
+    char *tmp = tu_tmpdir();
+    const char *b = tu_path(tmp, "b"), *out = tu_path(tmp, "out");
+    const char *argv[] = { "/bin/sh", "-c", "exec \"$0\" record --progress --backend -n 2 -o \"$1\" -- "
+                           "\"$2\" 2 20000 > \"$3\" 2>&1",
+                           tu_rnr_bin(), b, guest("chatter"), out, NULL };
+    tu_output o;
+    tu_run(argv, NULL, &o);
+    ck_assert_msg(o.status == 0, "record exited %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    size_t n;
+    char *text = (char *)tu_read_file(out, &n);
+    int lines = 0;
+    const char *end = "KiB of initial log   ";
+    for (const char *p = text; (p = strstr(p, end)) != NULL; p++) {
+        lines++;
+        ck_assert_msg(p[strlen(end)] == '\r', "the guest's output follows a progress line: '%.60s'",
+                      p + strlen(end));
+    }
+    ck_assert_msg(lines > 0, "no progress line drawn");
+    free(text);
+    expect_ok((const char *[]){ "replay", b, NULL });
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 TU_SUITE(newuser)
 {
     Suite *s = suite_create("newuser");
@@ -414,6 +445,7 @@ TU_SUITE(newuser)
     tcase_add_test(tc, newuser_missing_program_messages_name_the_fix);
     tcase_add_test(tc, newuser_exit_code_modes_of_run_and_record);
     tcase_add_test(tc, newuser_dump_names_system_calls);
+    tcase_add_test(tc, newuser_progress_line_is_cleared_before_guest_output);
     tcase_add_test(tc, newuser_deadlock_report_symbolizes_pcs);
     tcase_add_test(tc, newuser_dot_draws_a_part_and_refuses_a_huge_log);
     return s;

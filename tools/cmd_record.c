@@ -81,9 +81,23 @@ static void on_signal(int sig)
         recording_interrupt(r, sig);
 }
 
+/* A progress line is on stderr (cleared before the guest's output). */
+static int progress_drawn;
+
+static void clear_progress(void *ctx)
+{
+    (void)ctx;
+    if (progress_drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        progress_drawn = 0;
+    }
+}
+
 static void on_progress(void *ctx, const recording_progress *p)
 {
     (void)ctx;
+    progress_drawn = 1;
     fprintf(stderr, "\rrnr record: %" PRIu64 " instruction%s, %" PRIu64 " chunk%s, %.1f MIPS, "
             "%" PRIu64 " KiB of initial log   ",
             p->instructions, cli_s(p->instructions), p->chunks, cli_s(p->chunks), p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
@@ -183,6 +197,7 @@ int cmd_record(int argc, char **argv)
     ro.progress_passes = progress;
     if (progress) {
         ro.progress = on_progress;
+        ro.progress_clear = clear_progress;
         ro.ctx = NULL;
     }
     r = recording_open(&ro, argv[i], (const char *const *)argv + i, (size_t)(argc - i),
