@@ -281,6 +281,27 @@ const char *rnr_bundle_home(void)
     return h && *h ? h : RNR_BUNDLE_HOME_DEFAULT;
 }
 
+int rnr_bundle_latest(const char *home, char *out, size_t len)
+{
+    char link[4096];
+    if (len == 0 || snprintf(link, sizeof link, "%s/%s", home, RNR_BUNDLE_LATEST) >= (int)sizeof link) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    ssize_t n = readlink(link, out, len - 1);
+    if (n < 0)
+        return -1;
+    out[n] = '\0';
+    return 0;
+}
+
+int rnr_bundle_is_bundle(const char *dir)
+{
+    char path[4096];
+    return snprintf(path, sizeof path, "%s/manifest", dir) < (int)sizeof path &&
+           access(path, F_OK) == 0;
+}
+
 int rnr_bundle_resolve(const char *name, char *out, size_t len, char *err, size_t errlen)
 {
     if (strcmp(name, RNR_BUNDLE_LATEST) != 0) {
@@ -295,8 +316,7 @@ int rnr_bundle_resolve(const char *name, char *out, size_t len, char *err, size_
     char link[4096], target[4096];
     if (rnr_bundle_path(home, RNR_BUNDLE_LATEST, link, sizeof link, err, errlen) < 0)
         return -1;
-    ssize_t n = readlink(link, target, sizeof target - 1);
-    if (n < 0) {
+    if (rnr_bundle_latest(home, target, sizeof target) < 0) {
         if (errno == ENOENT)
             snprintf(err, errlen, "latest: no recording in %s yet (rnr record without -o makes "
                      "one there; %s chooses the place)", home, RNR_BUNDLE_HOME_ENV);
@@ -305,9 +325,8 @@ int rnr_bundle_resolve(const char *name, char *out, size_t len, char *err, size_
                      link, strerror(errno));
         return -1;
     }
-    target[n] = '\0';
     if (target[0] == '/') {
-        if ((size_t)n >= len) {
+        if (strlen(target) >= len) {
             snprintf(err, errlen, "%s: its target is too long", link);
             return -1;
         }

@@ -51,6 +51,11 @@ int rnr_bundle_path(const char *dir, const char *name, char *out, size_t len, ch
 
 /* HOME (static storage or the environment's string). */
 const char *rnr_bundle_home(void);
+/* The name HOME/latest points at ("racy-3") into OUT; 0, or -1 (errno
+ * set: ENOENT when there is no link yet). */
+int rnr_bundle_latest(const char *home, char *out, size_t len);
+/* 1 if DIR holds a manifest (is a bundle, maybe a damaged one), else 0. */
+int rnr_bundle_is_bundle(const char *dir);
 /* The bundle a user's NAME means: "latest" is the target of HOME/latest
  * (HOME/PROG-N), anything else itself. 0 with the path in OUT, or -1 with
  * a message (no recording yet, path too long). */

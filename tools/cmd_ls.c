@@ -78,9 +78,7 @@ static void ls_read(ls_entry *e)
         return;
     }
     e->disk_bytes = disk_bytes(e->path);
-    char mp[4096];
-    snprintf(mp, sizeof mp, "%s/manifest", e->path);
-    if (access(mp, F_OK) != 0) {
+    if (!rnr_bundle_is_bundle(e->path)) {
         e->error = xoom(strdup("not a bundle (no manifest)"));
         return;
     }
@@ -225,11 +223,9 @@ int cmd_ls(int argc, char **argv)
         dir = rnr_bundle_home();
     ls_entry *v = NULL;
     size_t n = 0;
-    char mp[4096];
-    snprintf(mp, sizeof mp, "%s/manifest", dir);
     DIR *d = NULL;
     int listed = 0;   /* DIR's entries listed (not DIR itself) */
-    if (access(mp, F_OK) == 0) {
+    if (rnr_bundle_is_bundle(dir)) {
         /* DIR is a bundle itself. */
         v = xcalloc(1, sizeof *v);
         v[0].name = xoom(strdup(dir));
@@ -264,12 +260,10 @@ int cmd_ls(int argc, char **argv)
     if (n > 1)
         qsort(v, n, sizeof *v, by_name);
     char target[4096];
-    snprintf(mp, sizeof mp, "%s/%s", dir, RNR_BUNDLE_LATEST);
-    ssize_t tl = readlink(mp, target, sizeof target - 1);
-    target[tl < 0 ? 0 : tl] = '\0';
+    int has_latest = listed && rnr_bundle_latest(dir, target, sizeof target) == 0;
     for (size_t i = 0; i < n; i++) {
         ls_read(&v[i]);
-        v[i].latest = listed && tl > 0 && strcmp(v[i].name, target) == 0;
+        v[i].latest = has_latest && strcmp(v[i].name, target) == 0;
     }
     if (out_is_text())
         print_text(v, n);
