@@ -165,12 +165,13 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
 {
     char path[4096];
     rp_exec *x = xcalloc(1, sizeof *x);
-    x->dir = strdup(dir);
     x->print = o->out;
     pthread_mutex_init(&x->lock, NULL);
     x->b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, errlen);
     if (!x->b)
         goto fail;
+    dir = rnr_bundle_dir(x->b);   /* "latest" resolved */
+    x->dir = strdup(dir);
     const rnr_bundle *m = x->b;
     if (strcmp(rnr_bundle_kind(m), "recording") != 0) {
         snprintf(err, errlen, "%s: not a recording of rnr record (manifest kind %s): it has no "
@@ -189,20 +190,29 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     char packed_path[4096];
     if (!prog && strcmp(rnr_bundle_str(m, "program.packed"), "program") == 0) {
         if (rnr_bundle_check_file(m, RNR_BF_PROGRAM, packed_path, sizeof packed_path, err,
-                                  errlen) < 0)
+                                  errlen) < 0) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen - n, " (give the recorded program with --program PATH)");
             goto fail;
+        }
         prog = packed_path;
     } else {
+        const char *where = rnr_manifest_get(rnr_bundle_get(m), "program.path");
         if (!prog)
-            prog = recorded;
+            prog = where ? where : recorded;
         uint8_t sha[32];
         char hex[RNR_SHA256_HEX];
-        if (rnr_sha256_file(prog, sha, err, errlen) < 0)
+        if (rnr_sha256_file(prog, sha, err, errlen) < 0) {
+            size_t n = strlen(err);
+            if (!o->program)
+                snprintf(err + n, errlen - n, " (the bundle does not hold the program: give it "
+                         "with --program PATH)");
             goto fail;
+        }
         rnr_hex(sha, 32, hex);
         if (strcmp(hex, sha_hex) != 0) {
-            snprintf(err, errlen, "%s: not the recorded program (SHA-256 %s, the recording's %s)",
-                     prog, hex, sha_hex);
+            snprintf(err, errlen, "%s: not the recorded program (SHA-256 %s, the recording's %s): "
+                     "give the recorded one with --program PATH", prog, hex, sha_hex);
             goto fail;
         }
     }
@@ -311,14 +321,18 @@ rnr_reader *rp_exec_open_log(rp_exec *x, uint32_t kind, char *err, size_t errlen
 }
 
 unsigned rp_exec_cpus(const rp_exec *x) { return x->cpus; }
+const char *rp_exec_dir(const rp_exec *x) { return x->dir; }
 uint64_t rp_exec_instructions(const rp_exec *x) { return x->instructions; }
 
 /* ---- chunks ---- */
 
 #define CHUNK_FAIL(...)                                                                      \
     do {                                                                                     \
+        char sym_[96], at_[112] = "";                                                        \
+        if (drv_proc_symbolize(x->p, rru_hart_ctx(h)->pc, sym_, sizeof sym_) == 0)           \
+            snprintf(at_, sizeof at_, " %s", sym_);                                          \
         int k_ = snprintf(msg, msglen, "replay diverged at cpu %u chunk %" PRIu64 " (thread %u, pc " \
-                          "0x%" PRIx64 "): ", cpu, lane_index, tid, rru_hart_ctx(h)->pc);   \
+                          "0x%" PRIx64 "%s): ", cpu, lane_index, tid, rru_hart_ctx(h)->pc, at_); \
         if (k_ >= 0 && (size_t)k_ < msglen)                                                  \
             snprintf(msg + k_, msglen - (size_t)k_, __VA_ARGS__);                            \
         return -1;                                                                           \

@@ -30,6 +30,7 @@ void rp_exec_free(rp_exec *x);
  * in err (exit status 2). */
 struct rnr_reader *rp_exec_open_log(rp_exec *x, uint32_t kind, char *err, size_t errlen);
 unsigned rp_exec_cpus(const rp_exec *x);        /* recorded CPUs */
+const char *rp_exec_dir(const rp_exec *x);    /* the bundle ("latest" resolved) */
 uint64_t rp_exec_instructions(const rp_exec *x);/* recorded instructions, all threads */
 
 /* Runs chunk SEQ (for messages: CPU, LANE_INDEX) of thread TID, CS

@@ -35,6 +35,11 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min,
 int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                     uint64_t *out);
 
+/* --exit-code MODE of run and record: "guest" (0 into *rnr, the default:
+ * rnr exits with the guest's status) or "rnr" (1: 0 when rnr succeeded).
+ * 0, or -1 after a usage message. */
+int cli_exit_code_mode(const char *cmd, const char *mode, int *rnr);
+
 /* cli_normalize: flags. */
 enum {
     /* The options end at the first operand (the program of run and record:

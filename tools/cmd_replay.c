@@ -17,6 +17,8 @@
 const char cmd_replay_help[] =
     "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial] [--program PATH]\n"
     "                  [--window CHUNKS] [--quiet] DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Replays the recording bundle DIR from its final log of FORMAT (default\n"
     "maxpar; run `rnr backend DIR` or record with --backend first) on W worker\n"
     "threads (default: the host's cores; at most the recorded CPU count), any\n"
@@ -108,6 +110,7 @@ int cmd_replay(int argc, char **argv)
     rp_exec *x = rp_exec_open(dir, &eo, err, sizeof err);
     if (!x)
         return cli_bad_input("replay", "%s", err);
+    dir = rp_exec_dir(x);
     if (workers > rp_exec_cpus(x)) {
         if (!quiet)
             fprintf(stderr, "rnr replay: note: %" PRIu64 " worker%s asked, the recording has %u CPU%s: "
