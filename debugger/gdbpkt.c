@@ -220,10 +220,14 @@ void gdb_parse(const char *p, size_t n, gdb_cmd *c)
     }
     switch (p[0]) {
     case '?':
-        c->kind = n == 1 ? GDB_HALT_REASON : GDB_BAD;
+        if (n != 1)
+            break;
+        c->kind = GDB_HALT_REASON;
         return;
     case 'g':
-        c->kind = n == 1 ? GDB_READ_REGS : GDB_BAD;
+        if (n != 1)
+            break;
+        c->kind = GDB_READ_REGS;
         return;
     case 'p':
         if (num(&s, end, &a) < 0 || s != end || a > 4096)
