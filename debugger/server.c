@@ -43,6 +43,8 @@ typedef struct thread_pos {
 
 struct dbg {
     const char *name;
+    dbg_options o;              /* to open the replay again (reverse execution) */
+    char *dir, *program;
     rp_exec *x;
     rnr_reader *r;
     rp_serial *s;
@@ -112,6 +114,11 @@ dbg *dbg_open(const dbg_options *o, char *err, size_t errlen)
     dbg *d = xcalloc(1, sizeof *d);
     d->fd = -1;
     d->name = o->name ? o->name : "rnr";
+    d->o = *o;
+    d->dir = strdup(o->dir);
+    d->program = o->program ? strdup(o->program) : NULL;
+    d->o.dir = d->dir;
+    d->o.program = d->program;
     rp_exec_options eo = {1, o->program, o->out};
     d->x = rp_exec_open(o->dir, &eo, err, errlen);
     if (!d->x)
@@ -139,6 +146,8 @@ void dbg_free(dbg *d)
     if (d->fd >= 0)
         close(d->fd);
     free(d->pos);
+    free(d->dir);
+    free(d->program);
     free(d);
 }
 
@@ -451,24 +460,27 @@ static void resume(dbg *d, uint32_t step_tid)
             continue;
         }
         rru_ctx *c = rp_exec_live(d->x, 0, NULL);
-        /* A breakpoint where the replay stands was reported already: the
-         * first instruction of a resume goes past it. */
+        /* A breakpoint or watchpoint where the replay stands was reported
+         * already: the first instruction of a resume goes past it. Watched
+         * accesses are reported before the instruction, as RISC-V hardware
+         * does: gdb then steps the thread over it and shows the state right
+         * after the access. */
         if (!first && break_at(d, c->pc)) {
             stop(d, "T05thread:%x;", tid);
             return;
         }
-        first = 0;
         uint64_t waddr = 0;
-        int w = d->nwatches ? watch_hit(d, &waddr) : -1;
-        run(d, 1);
-        if (d->ended) {
-            report_end(d);
-            return;
-        }
+        int w = d->nwatches && !first ? watch_hit(d, &waddr) : -1;
         if (w >= 0) {
             unsigned t = d->watches[w].type;
             stop(d, "T05%s:%" PRIx64 ";thread:%x;", t == 2 ? "watch" : t == 3 ? "rwatch" : "awatch",
                  waddr, tid);
+            return;
+        }
+        first = 0;
+        run(d, 1);
+        if (d->ended) {
+            report_end(d);
             return;
         }
         if (step_tid == tid) {
@@ -482,6 +494,145 @@ static void resume(dbg *d, uint32_t step_tid)
             return;
         }
     }
+}
+
+/* ---- going back: re-execution from the start ----
+ *
+ * The replay is deterministic, so the state at global instruction P (P
+ * instructions of the log's order executed) is found again by opening the
+ * replay afresh and running P instructions. A reverse command first scans
+ * forward from the start up to where the replay stands, one instruction at
+ * a time, noting the last position that satisfies it (a breakpoint, a
+ * watched access, the stepped thread's instruction), then runs to that
+ * position. The start is the only checkpoint for now. The guest's output
+ * is compared again on the way (the final checks stay whole) but printed
+ * only the first time. */
+
+/* Opens the replay again at instruction 0. 0, or -1 (the replay ends failed). */
+static int reopen(dbg *d)
+{
+    char err[1024];
+    rp_serial_free(d->s);
+    d->s = NULL;
+    if (d->r)
+        rnr_reader_close(d->r);
+    d->r = NULL;
+    rp_exec_free(d->x);
+    rp_exec_options eo = {1, d->program, NULL};
+    d->x = rp_exec_open(d->dir, &eo, err, sizeof err);
+    if (d->x)
+        d->r = rp_exec_open_log(d->x, d->o.kind, err, sizeof err);
+    if (d->r)
+        d->s = rp_serial_new(d->r, err, sizeof err);
+    d->insns = 0;
+    d->in_chunk = 0;
+    d->ended = 0;
+    d->failed = 0;
+    d->npos = 0;
+    if (!d->s) {
+        end_with(d, 1, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs forward, without stopping, to instruction TARGET (or the end). */
+static void run_to(dbg *d, uint64_t target)
+{
+    while (d->insns < target && !d->ended) {
+        if (!d->in_chunk && !next_chunk(d))
+            return;
+        uint64_t n = target - d->insns;
+        run(d, n < SLICE ? n : SLICE);
+    }
+    if (!d->in_chunk && !d->ended)
+        next_chunk(d);
+    if (!d->ended)
+        d->stop_tid = d->cur.tid;
+}
+
+typedef struct scan_hit {
+    uint64_t at;                /* position; UINT64_MAX: none */
+    uint32_t tid;
+    uint64_t pc, addr;
+    int watch;                  /* the watchpoint's index, or -1 */
+} scan_hit;
+
+enum { SCAN_STOPS, SCAN_THREAD, SCAN_WRITES };
+
+/* Re-executes from the start up to instruction END, one instruction at a
+ * time, and returns the last position before END at which WHAT holds:
+ * SCAN_STOPS a breakpoint or a watched access, SCAN_THREAD thread TID's
+ * next instruction, SCAN_WRITES a write to [ADDR, ADDR + LEN). The replay
+ * stands at END after it. */
+static scan_hit scan(dbg *d, uint64_t end, int what, uint32_t tid, uint64_t addr, uint64_t len)
+{
+    scan_hit h = {UINT64_MAX, 0, 0, 0, -1};
+    if (reopen(d) < 0)
+        return h;
+    while (d->insns < end && !d->ended) {
+        if (!d->in_chunk && !next_chunk(d))
+            break;
+        rru_ctx *c = rp_exec_live(d->x, 0, NULL);
+        uint64_t a = 0;
+        int w = -1, hit = 0;
+        if (what == SCAN_STOPS) {
+            w = d->nwatches ? watch_hit(d, &a) : -1;
+            hit = w >= 0 || break_at(d, c->pc);
+        } else if (what == SCAN_THREAD) {
+            hit = d->cur.tid == tid;
+        } else {
+            uint8_t b[4] = {0};
+            unsigned size;
+            const drv_proc *p = rp_exec_proc(d->x);
+            if (drv_proc_peek(p, c->pc, b, 2) == 0 &&
+                ((b[0] & 3) != 3 || drv_proc_peek(p, c->pc + 2, b + 2, 2) == 0)) {
+                uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                (uint32_t)b[3] << 24;
+                int k = rru_insn_access(bits, c, &a, &size);
+                hit = (k & RRU_ACCESS_WRITE) && a < addr + len && addr < a + size;
+            }
+        }
+        if (hit)
+            h = (scan_hit){d->insns, d->cur.tid, c->pc, a, w};
+        run(d, 1);
+    }
+    if (!d->in_chunk && !d->ended)
+        next_chunk(d);
+    return h;
+}
+
+/* Goes to instruction AT: forward from here, or again from the start. */
+static void go_to(dbg *d, uint64_t at)
+{
+    if (at < d->insns || d->ended)
+        reopen(d);
+    run_to(d, at);
+}
+
+/* bc, bs: back to the last stop before here (STEP: thread TID's previous
+ * instruction), reported as a stop; the start of the log when there is
+ * none ("replaylog:begin"). */
+static void reverse(dbg *d, int step, uint32_t tid)
+{
+    uint64_t now = d->insns;
+    scan_hit h = scan(d, now, step ? SCAN_THREAD : SCAN_STOPS, tid, 0, 0);
+    /* A watched access is reported right after it, in the writer: gdb
+     * steps that thread back over it (as it steps forward over one). */
+    go_to(d, h.at == UINT64_MAX ? 0 : h.watch >= 0 ? h.at + 1 : h.at);
+    if (d->ended) {
+        report_end(d);
+        return;
+    }
+    if (h.at == UINT64_MAX)
+        stop(d, "T05replaylog:begin;thread:%x;", d->cur.tid);
+    else if (h.watch >= 0) {
+        unsigned t = d->watches[h.watch].type;
+        d->stop_tid = h.tid;
+        stop(d, "T05%s:%" PRIx64 ";thread:%x;", t == 2 ? "watch" : t == 3 ? "rwatch" : "awatch",
+             h.addr > d->watches[h.watch].addr ? h.addr : d->watches[h.watch].addr, h.tid);
+    } else
+        stop(d, "T05thread:%x;", d->cur.tid);
 }
 
 /* ---- commands ---- */
@@ -611,10 +762,57 @@ static void monitor(dbg *d, const char *cmd)
                      PRIu64 ", %" PRIu64 " of its %" PRIu64 " instructions done), thread %u\n",
                      d->insns, d->cur.cpu, d->cur.lane_index, d->cur.seq,
                      d->cur.cs - (d->in_chunk ? rp_exec_left(d->x, 0) : 0), d->cur.cs, d->cur.tid);
+    } else if (strncmp(cmd, "goto", 4) == 0 && (cmd[4] == ' ' || !cmd[4])) {
+        char *end;
+        errno = 0;
+        unsigned long long at = strtoull(cmd + 4, &end, 0);
+        while (*end == ' ')
+            end++;
+        if (errno || *end || end == cmd + 4) {
+            snprintf(text, sizeof text, "usage: monitor goto INSN (an instruction count, as monitor "
+                     "when prints it)\n");
+        } else {
+            go_to(d, at);
+            snprintf(text, sizeof text, "at instruction %" PRIu64 ", thread %u%s (gdb caches "
+                     "registers: 'maint flush register-cache' or a step shows the new state)\n",
+                     d->insns, d->cur.tid, d->ended ? ": the end of the log" : "");
+        }
+    } else if (strncmp(cmd, "who-wrote", 9) == 0 && (cmd[9] == ' ' || !cmd[9])) {
+        char *end;
+        unsigned long long addr = strtoull(cmd + 9, &end, 0), len = 1;
+        int ok = end != cmd + 9;
+        if (ok && *end == ' ' && end[strspn(end, " ")]) {
+            char *e2;
+            len = strtoull(end, &e2, 0);
+            ok = e2 != end && len >= 1 && len <= 4096;
+            end = e2;
+        }
+        while (ok && *end == ' ')
+            end++;
+        if (!ok || *end) {
+            snprintf(text, sizeof text, "usage: monitor who-wrote ADDR [LEN] (LEN 1 to 4096, "
+                     "default 1)\n");
+        } else {
+            uint64_t now = d->insns;
+            uint32_t tid = d->stop_tid;
+            scan_hit h = scan(d, now, SCAN_WRITES, 0, addr, len);
+            d->stop_tid = tid;
+            if (h.at == UINT64_MAX)
+                snprintf(text, sizeof text, "no instruction wrote 0x%llx (%llu byte%s) before "
+                         "instruction %" PRIu64 " (system calls' writes are not seen)\n", addr,
+                         len, len == 1 ? "" : "s", now);
+            else
+                snprintf(text, sizeof text, "0x%llx (%llu byte%s) was last written before "
+                         "instruction %" PRIu64 " by thread %u at pc 0x%" PRIx64 ", instruction %"
+                         PRIu64 " ('monitor goto %" PRIu64 "' stands right after it)\n", addr, len,
+                         len == 1 ? "" : "s", now, h.tid, h.pc, h.at, h.at + 1);
+        }
     } else if (strcmp(cmd, "help") == 0 || !*cmd) {
         snprintf(text, sizeof text,
                  "rnr monitor commands:\n"
                  "  when   the replay's position: instructions so far, chunk cpu:index, thread\n"
+                 "  goto INSN   go to instruction INSN (forward, or again from the start)\n"
+                 "  who-wrote ADDR [LEN]   the last instruction that wrote those bytes\n"
                  "  help   this text\n"
                  "The replay reproduces a recording: registers and memory are read-only, and\n"
                  "writing them is refused. At the end of the log the replay is verified.\n");
@@ -680,7 +878,8 @@ static int command(dbg *d, const char *p, size_t n)
         send_str(d, "E01");
         return 0;
     case GDB_SUPPORTED:
-        sendf(d, "PacketSize=%x;qXfer:features:read+;QStartNoAckMode+;vContSupported+", GDB_PKT_MAX);
+        sendf(d, "PacketSize=%x;qXfer:features:read+;QStartNoAckMode+;vContSupported+;"
+              "ReverseStep+;ReverseContinue+", GDB_PKT_MAX);
         return 0;
     case GDB_NO_ACK:
         send_str(d, "OK");
@@ -731,9 +930,11 @@ static int command(dbg *d, const char *p, size_t n)
         resume(d, step);
         return 0;
     }
-    case GDB_REVERSE:
-        send_str(d, "E01");
+    case GDB_REVERSE: {
+        int64_t t = d->cthread > 0 ? d->cthread : d->stop_tid;
+        reverse(d, c.step, thread_alive(d, t) ? (uint32_t)t : d->stop_tid);
         return 0;
+    }
     case GDB_Z_INSERT:
     case GDB_Z_REMOVE:
         breakpoint(d, &c);

@@ -224,6 +224,107 @@ START_TEST(gdb_continue_to_the_end_verifies_the_replay)
 }
 END_TEST
 
+/* The text between "@NAME\n" and the next '@' (or the end) in S (owned). */
+static char *section(const char *s, const char *name)
+{
+    char mark[64];
+    snprintf(mark, sizeof mark, "@%s\n", name);
+    const char *p = strstr(s, mark);
+    if (!p)
+        return strdup("");
+    p += strlen(mark);
+    const char *e = strchr(p, '@');
+    return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+/* The Nth "chunk C:I" of monitor when in S (into OUT). */
+static void nth_chunk(const char *s, int n, char *out, size_t len)
+{
+    const char *p = s;
+    out[0] = 0;
+    for (int i = 0; i <= n && p; i++) {
+        p = strstr(p, ", chunk ");
+        if (!p)
+            return;
+        p += 8;
+        if (i == n)
+            snprintf(out, len, "%.*s", (int)strcspn(p, " "), p);
+    }
+}
+
+START_TEST(gdb_reverse_stepi_lands_where_a_forward_replay_stopped)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i];
+    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    /* 120 instructions of the worker cross the end of its chunk (it has
+     * about 80 left at the breakpoint); the registers after stepping back
+     * over them are the ones a forward replay had there. */
+    static const char *const cmds[] = {
+        "break worker", "continue", "stepi 2", "monitor when", "echo @fwd\n", "info registers",
+        "echo @x\n", "stepi 120", "monitor when", "reverse-stepi 120", "echo @back\n",
+        "info registers", "echo @y\n", "monitor when", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    char *fwd = section(o.out, "fwd"), *back = section(o.out, "back");
+    ck_assert_msg(strstr(fwd, "pc ") && strstr(fwd, "a5 "), "%s: %s\n%s", f, o.out, o.err);
+    ck_assert_msg(strcmp(fwd, back) == 0, "%s: forward:\n%s\nback:\n%s", f, fwd, back);
+    char c0[32], c1[32], c2[32];
+    nth_chunk(o.err, 0, c0, sizeof c0);
+    nth_chunk(o.err, 1, c1, sizeof c1);
+    nth_chunk(o.err, 2, c2, sizeof c2);
+    ck_assert_msg(c0[0] && strcmp(c0, c1) != 0 && strcmp(c0, c2) == 0,
+                  "%s: chunks %s, %s, %s: no chunk boundary crossed and back:\n%s", f, c0, c1, c2, o.err);
+    free(fwd);
+    free(back);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+START_TEST(gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i];
+    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    static const char *const cmds[] = {
+        "watch counter", "continue", "continue", "continue",
+        "eval \"monitor who-wrote %p 8\", &counter",
+        "reverse-continue", "echo @at\n", "x/i $pc", "print counter", "monitor when", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "Old value = 2\nNew value = 3", f);
+    /* Backwards, the third write is undone: gdb stops on it, where
+     * monitor who-wrote said it was. */
+    expect(&o, "Old value = 3\nNew value = 2", f);
+    char *at = section(o.out, "at");
+    ck_assert_msg(strstr(at, "\tsd\t") || strstr(at, "\tc.sd\t"), "%s: not at a store:\n%s", f, at);
+    ck_assert_msg(strstr(at, "$1 = 2"), "%s: %s", f, at);
+    long long who = -1;
+    const char *w = strstr(o.err, "was last written before instruction");
+    if (w) {
+        const char *q = strstr(w, ", instruction ");
+        who = q ? strtoll(q + 14, NULL, 10) : -1;
+    }
+    long long when;
+    const char *lw = strstr(o.err, "\ninstruction ");
+    for (const char *q = lw; q; q = strstr(q + 1, "\ninstruction "))
+        lw = q;
+    when = lw ? strtoll(lw + 13, NULL, 10) : -1;
+    ck_assert_msg(who > 0 && who == when, "%s: who-wrote says %lld, the reverse stop is at %lld:\n%s",
+                  f, who, when, o.err);
+    free(at);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 /* ---- the protocol, over a socket ---- */
 
 typedef struct conn {
@@ -333,6 +434,9 @@ START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
     ck_assert_str_eq(reply(c, 1), "-");
     send_pkt(c, "?");
     ck_assert_str_eq(answer(c, 1), "T05thread:3e8;");
+    /* Back from the start: the start. */
+    send_pkt(c, "bs");
+    ck_assert_str_eq(answer(c, 1), "T05replaylog:begin;thread:3e8;");
     /* Malformed known packets: E01. */
     static const char *const bad[] = {
         "mzz,4", "m100", "m10,", "Z9,100,4", "Z0,100", "z2,,4", "Hgxyz", "Hq1", "p", "p99999",
@@ -344,8 +448,8 @@ START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
         "Hg4d2", "T4d2",
         /* Registers that do not exist. */
         "p41", "p45",
-        /* Reverse execution is not there. */
-        "bs", "bc",
+        /* Not a reverse command. */
+        "bx", "bcc",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         send_pkt(c, bad[i]);
@@ -493,6 +597,10 @@ TU_SUITE(gdb)
     tcase_add_loop_test(tc, gdb_write_watchpoint_stops_at_each_write_naming_the_writer, 0, nf);
     tc = tu_tcase(s, "gdb_continue_to_the_end_verifies_the_replay", 60);
     tcase_add_loop_test(tc, gdb_continue_to_the_end_verifies_the_replay, 0, nf);
+    tc = tu_tcase(s, "gdb_reverse_stepi_lands_where_a_forward_replay_stopped", 90);
+    tcase_add_loop_test(tc, gdb_reverse_stepi_lands_where_a_forward_replay_stopped, 0, nf);
+    tc = tu_tcase(s, "gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees", 60);
+    tcase_add_loop_test(tc, gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees, 0, nf);
     tc = tu_tcase(s, "gdb_server_answers_bad_packets_with_errors_and_never_hangs", 60);
     tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
     tc = tu_tcase(s, "gdb_server_survives_a_vanished_client", 60);
