@@ -35,6 +35,15 @@ typedef struct watchpoint {
     unsigned type;              /* 2 write, 3 read, 4 access */
 } watchpoint;
 
+/* A breakpoint: its address, gdb's kind (2 or 4 bytes) and, while it is
+ * armed (an EBREAK written over the instruction for a run at full speed),
+ * the bytes it covers. */
+typedef struct breakpoint {
+    uint64_t addr;
+    unsigned kind;
+    uint8_t orig[4];
+} breakpoint;
+
 /* Where each thread's latest chunk ran (qThreadExtraInfo). */
 typedef struct thread_pos {
     uint32_t tid, cpu;
@@ -57,8 +66,10 @@ struct dbg {
     int ended;                  /* the log is done (or the replay failed) */
     int failed;                 /* 1: diverged or final checks failed */
     char verdict[1400];         /* the end's one line */
-    uint64_t breaks[MAX_BREAKS];
+    breakpoint breaks[MAX_BREAKS];
     unsigned nbreaks;
+    int armed;                  /* the breakpoints are written into guest memory */
+    int hit;                    /* run() stopped at an EBREAK */
     watchpoint watches[MAX_WATCHES];
     unsigned nwatches;
     int64_t gthread;            /* Hg: registers of this thread (0: the stopped one) */
@@ -283,6 +294,8 @@ static void note_chunk(dbg *d)
     d->pos[d->npos++] = (thread_pos){d->cur.tid, d->cur.cpu, d->cur.lane_index};
 }
 
+static void disarm(dbg *d);
+
 /* The end: the replay's final checks, or the failure that ended it. */
 static void end_with(dbg *d, int failed, const char *msg)
 {
@@ -309,6 +322,7 @@ static int next_chunk(dbg *d)
     }
     if (rc == 0) {
         char why[1200];
+        disarm(d);                  /* the final digest is of the recorded bytes */
         int bad = rp_exec_finish(d->x, why, sizeof why);
         end_with(d, bad, why);
         return 0;
@@ -329,7 +343,8 @@ static void run(dbg *d, uint64_t n)
     char msg[RP_MSG_MAX];
     uint64_t left = rp_exec_left(d->x, 0);
     int rc = rp_exec_run(d->x, 0, n, msg, sizeof msg);
-    d->insns += left - (rc == 1 ? rp_exec_left(d->x, 0) : 0);
+    d->insns += left - (rc == 1 || rc == 2 ? rp_exec_left(d->x, 0) : 0);
+    d->hit = rc == 2;
     if (rc < 0)
         end_with(d, 1, msg);
     else if (rc == 0)
@@ -352,9 +367,54 @@ static uint32_t reg_thread(dbg *d)
 static int break_at(const dbg *d, uint64_t pc)
 {
     for (unsigned i = 0; i < d->nbreaks; i++)
-        if (d->breaks[i] == pc)
+        if (d->breaks[i].addr == pc)
             return 1;
     return 0;
+}
+
+/* Breakpoints at full speed: an EBREAK (c.ebreak for gdb's 2-byte kind)
+ * over each breakpoint's instruction, so that whole chunks run and stop
+ * there (rp_exec_ebreak_stops). Guest memory holds them only while the
+ * replay runs free: every stop, scan and final check sees the recorded
+ * bytes. 0, or -1 (nothing armed) when an instruction cannot be covered. */
+static int arm(dbg *d)
+{
+    static const uint8_t ebreak[4] = {0x73, 0x00, 0x10, 0x00}, cebreak[2] = {0x02, 0x90};
+    rru_mem *m = rp_exec_mem(d->x);
+    if (d->armed || !d->nbreaks)
+        return 0;
+    unsigned i;
+    for (i = 0; i < d->nbreaks; i++) {
+        breakpoint *b = &d->breaks[i];
+        unsigned n = b->kind == 2 ? 2 : 4;
+        if (rru_mem_read(m, b->addr, b->orig, n) < 0)
+            break;
+        /* Two breakpoints on one instruction: the first one's bytes. */
+        for (unsigned j = 0; j < i; j++)
+            if (d->breaks[j].addr == b->addr)
+                memcpy(b->orig, d->breaks[j].orig, n);
+        if (rru_mem_write(m, b->addr, n == 2 ? cebreak : ebreak, n) < 0)
+            break;
+    }
+    if (i < d->nbreaks) {
+        while (i-- > 0)
+            rru_mem_write(m, d->breaks[i].addr, d->breaks[i].orig, d->breaks[i].kind == 2 ? 2 : 4);
+        return -1;
+    }
+    d->armed = 1;
+    rp_exec_ebreak_stops(d->x, 0, 1);
+    return 0;
+}
+
+static void disarm(dbg *d)
+{
+    if (!d->armed)
+        return;
+    rru_mem *m = rp_exec_mem(d->x);
+    for (unsigned i = d->nbreaks; i-- > 0;)
+        rru_mem_write(m, d->breaks[i].addr, d->breaks[i].orig, d->breaks[i].kind == 2 ? 2 : 4);
+    d->armed = 0;
+    rp_exec_ebreak_stops(d->x, 0, 0);
 }
 
 /* The watchpoint the next instruction of the live thread triggers: its
@@ -446,19 +506,34 @@ static void resume(dbg *d, uint32_t step_tid)
         }
         uint32_t tid = d->cur.tid;
         d->stop_tid = tid;
-        if (!step_tid && !d->nbreaks && !d->nwatches) {
-            /* Nothing to look for: whole slices, as a plain replay runs. */
+        /* Nothing to look for but breakpoints: whole slices, as a plain
+         * replay runs, with the breakpoints armed (not over the first
+         * instruction when it stands on one: that one is stepped). */
+        if (!step_tid && !d->nwatches &&
+            !(first && break_at(d, rp_exec_live(d->x, 0, NULL)->pc)) && arm(d) == 0) {
+            first = 0;
             run(d, SLICE);
+            if (d->hit) {
+                uint64_t pc = rp_exec_live(d->x, 0, NULL)->pc;
+                disarm(d);
+                if (break_at(d, pc)) {
+                    stop(d, "T05thread:%x;", tid);
+                    return;
+                }
+                run(d, 1);          /* the guest's own EBREAK: what a plain replay does */
+            }
             if (d->ended) {
                 report_end(d);
                 return;
             }
             if (interrupted(d)) {
+                disarm(d);
                 stop(d, "T02thread:%x;", tid);
                 return;
             }
             continue;
         }
+        disarm(d);
         rru_ctx *c = rp_exec_live(d->x, 0, NULL);
         /* A breakpoint or watchpoint where the replay stands was reported
          * already: the first instruction of a resume goes past it. Watched
@@ -526,6 +601,7 @@ static int reopen(dbg *d)
         d->s = rp_serial_new(d->r, err, sizeof err);
     d->insns = 0;
     d->in_chunk = 0;
+    d->armed = 0;                   /* the new replay's memory holds none */
     d->ended = 0;
     d->failed = 0;
     d->npos = 0;
@@ -823,12 +899,16 @@ static void monitor(dbg *d, const char *cmd)
     send_str(d, "OK");
 }
 
-static void breakpoint(dbg *d, const gdb_cmd *c)
+static void insert_or_remove(dbg *d, const gdb_cmd *c)
 {
     int insert = c->kind == GDB_Z_INSERT;
     if (c->type <= 1) {
+        if (c->len != 2 && c->len != 4) {
+            send_str(d, "E01");     /* RISC-V instructions are 2 or 4 bytes */
+            return;
+        }
         for (unsigned i = 0; i < d->nbreaks; i++)
-            if (d->breaks[i] == c->addr) {
+            if (d->breaks[i].addr == c->addr) {
                 if (!insert)
                     d->breaks[i] = d->breaks[--d->nbreaks];
                 send_str(d, "OK");
@@ -839,7 +919,7 @@ static void breakpoint(dbg *d, const gdb_cmd *c)
             return;
         }
         if (insert)
-            d->breaks[d->nbreaks++] = c->addr;
+            d->breaks[d->nbreaks++] = (breakpoint){c->addr, (unsigned)c->len, {0}};
         send_str(d, "OK");
         return;
     }
@@ -937,7 +1017,7 @@ static int command(dbg *d, const char *p, size_t n)
     }
     case GDB_Z_INSERT:
     case GDB_Z_REMOVE:
-        breakpoint(d, &c);
+        insert_or_remove(d, &c);
         return 0;
     case GDB_SET_THREAD:
         if (c.tid > 0 && !thread_alive(d, c.tid)) {

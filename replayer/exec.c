@@ -23,6 +23,7 @@ typedef struct rp_worker {
     uint64_t lane_index;
     uint64_t left;             /* its instructions not executed yet */
     rru_ctx *c;                /* the thread's saved registers (the hart holds the live ones) */
+    int ebreak_stops;          /* rp_exec_run returns 2 at an EBREAK (a debugger's breakpoint) */
     int bad;                   /* an env callback found the log disagreeing */
     char why[256];
 } rp_worker;
@@ -413,6 +414,8 @@ int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen)
             rru_hart_load(h, c);
             continue;
         }
+        if (r == RRU_STOP_EBREAK && wk->ebreak_stops)
+            return 2;               /* not retired: the hart stands at it */
         if (r == RRU_STOP_FAULT) {
             pthread_mutex_lock(&x->lock);
             int rc = drv_replay_fault(x->p, &st);
@@ -439,6 +442,8 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
         return -1;
     return rp_exec_run(x, w, cs, msg, msglen);
 }
+
+void rp_exec_ebreak_stops(rp_exec *x, unsigned w, int on) { x->w[w].ebreak_stops = on; }
 
 uint64_t rp_exec_left(const rp_exec *x, unsigned w) { return x->w[w].c ? x->w[w].left : 0; }
 
