@@ -650,6 +650,30 @@ static scan_hit scan(dbg *d, uint64_t end, int what, uint32_t tid, uint64_t addr
         if (!d->in_chunk && !next_chunk(d))
             break;
         rru_ctx *c = rp_exec_live(d->x, 0, NULL);
+        if (what == SCAN_THREAD) {
+            /* Whole chunks: the thread's last instruction before END is
+             * the last of its last chunk that starts before END. */
+            uint64_t n = rp_exec_left(d->x, 0);
+            if (n > end - d->insns)
+                n = end - d->insns;
+            if (d->cur.tid == tid)
+                h = (scan_hit){d->insns + n - 1, tid, 0, 0, -1};
+            for (uint64_t target = d->insns + n; d->insns < target && d->in_chunk && !d->ended;)
+                run(d, target - d->insns < SLICE ? target - d->insns : SLICE);
+            continue;
+        }
+        if (what == SCAN_STOPS && !d->nwatches) {
+            /* Breakpoints only: armed, at full speed, from one hit to the next. */
+            if (break_at(d, c->pc))
+                h = (scan_hit){d->insns, d->cur.tid, c->pc, 0, -1};
+            run(d, 1);
+            if (d->insns < end && d->in_chunk && !d->ended && arm(d) == 0) {
+                uint64_t n = end - d->insns;
+                run(d, n < SLICE ? n : SLICE);
+                disarm(d);
+            }
+            continue;
+        }
         uint64_t a = 0;
         int w = -1, hit = 0;
         if (what == SCAN_STOPS) {

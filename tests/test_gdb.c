@@ -325,6 +325,40 @@ START_TEST(gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees)
 }
 END_TEST
 
+START_TEST(gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i];
+    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    static const char *const cmds[] = {
+        "break worker", "continue", "continue", "monitor when", "continue", "monitor when",
+        "reverse-continue", "monitor when", "continue", "monitor when", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    /* The monitor lines: the second hit, the third, back to the second,
+     * forward to the third again. */
+    long long at[4] = {-1, -1, -1, -1};
+    const char *p = o.err;
+    for (int i = 0; i < 4 && p; i++) {
+        p = strstr(p, "instruction ");
+        while (p && p != o.err && p[-1] != '\n')
+            p = strstr(p + 1, "instruction ");
+        if (p) {
+            at[i] = strtoll(p + 12, NULL, 10);
+            p++;
+        }
+    }
+    ck_assert_msg(at[0] > 0 && at[1] > at[0] && at[2] == at[0] && at[3] == at[1],
+                  "%s: hits at %lld, %lld, back at %lld, forward at %lld:\n%s", f, at[0], at[1],
+                  at[2], at[3], o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 /* ---- the protocol, over a socket ---- */
 
 typedef struct conn {
@@ -601,6 +635,8 @@ TU_SUITE(gdb)
     tcase_add_loop_test(tc, gdb_reverse_stepi_lands_where_a_forward_replay_stopped, 0, nf);
     tc = tu_tcase(s, "gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees", 60);
     tcase_add_loop_test(tc, gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees, 0, nf);
+    tc = tu_tcase(s, "gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit", 60);
+    tcase_add_loop_test(tc, gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit, 0, nf);
     tc = tu_tcase(s, "gdb_server_answers_bad_packets_with_errors_and_never_hangs", 60);
     tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
     tc = tu_tcase(s, "gdb_server_survives_a_vanished_client", 60);
