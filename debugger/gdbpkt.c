@@ -197,9 +197,13 @@ static void parse_vcont(const char *p, const char *end, gdb_cmd *c)
             if (thread_id(&s, end, &tid) < 0)
                 goto fail;
         }
+        if (tid <= 0)
+            c->others = 1;          /* an action for every thread without one */
         if (a == 's' && !c->step) {
             c->step = 1;
             c->tid = tid > 0 ? tid : 0;
+        } else if (a == 'c' && tid > 0 && !c->step && !c->tid) {
+            c->tid = tid;
         }
         actions++;
     }
@@ -252,6 +256,7 @@ void gdb_parse(const char *p, size_t n, gdb_cmd *c)
             break;
         c->kind = GDB_RESUME;
         c->step = p[0] == 's';
+        c->others = !c->step;
         return;
     case 'C': case 'S':
         if (num(&s, end, &a) < 0 || (s != end && *s != ';'))
@@ -260,6 +265,7 @@ void gdb_parse(const char *p, size_t n, gdb_cmd *c)
             break;
         c->kind = GDB_RESUME;
         c->step = p[0] == 'S';
+        c->others = !c->step;
         return;
     case 'b':
         if (n == 2 && (p[1] == 'c' || p[1] == 's')) {

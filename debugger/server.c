@@ -479,9 +479,11 @@ static void stop(dbg *d, const char *fmt, ...)
 static void report_end(dbg *d)
 {
     char line[1500];
+    /* Ours first: gdb, on the same terminal, writes its copy in pieces. */
+    fprintf(stderr, "%s: %s\n", d->name, d->verdict);
+    fflush(stderr);
     snprintf(line, sizeof line, "rnr: %s\n", d->verdict);
     console(d, line);
-    fprintf(stderr, "%s: %s\n", d->name, d->verdict);
     drv_end end;
     int status = 0;
     if (d->failed)
@@ -494,8 +496,11 @@ static void report_end(dbg *d)
 }
 
 /* Resumes the replay: a step of thread STEP_TID (0: continue) until the
- * next stop, which is reported. */
-static void resume(dbg *d, uint32_t step_tid)
+ * next stop, which is reported. When gdb lets only thread FOCUS move (it
+ * steps it over a breakpoint, with a step or a temporary breakpoint, and
+ * expects no other thread to stop), the other threads' chunks still run
+ * as the log needs them, their breakpoints and watchpoints ignored. */
+static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
 {
     int first = 1;
     uint64_t polls = 0;
@@ -516,11 +521,14 @@ static void resume(dbg *d, uint32_t step_tid)
             if (d->hit) {
                 uint64_t pc = rp_exec_live(d->x, 0, NULL)->pc;
                 disarm(d);
-                if (break_at(d, pc)) {
+                if (break_at(d, pc) && (!focus || tid == focus)) {
                     stop(d, "T05thread:%x;", tid);
                     return;
                 }
-                run(d, 1);          /* the guest's own EBREAK: what a plain replay does */
+                /* Another thread's breakpoint: its instruction, as
+                 * recorded; the guest's own EBREAK: what a plain replay
+                 * does with it. */
+                run(d, 1);
             }
             if (d->ended) {
                 report_end(d);
@@ -540,12 +548,13 @@ static void resume(dbg *d, uint32_t step_tid)
          * accesses are reported before the instruction, as RISC-V hardware
          * does: gdb then steps the thread over it and shows the state right
          * after the access. */
-        if (!first && break_at(d, c->pc)) {
+        int look = !first && (!focus || tid == focus);
+        if (look && break_at(d, c->pc)) {
             stop(d, "T05thread:%x;", tid);
             return;
         }
         uint64_t waddr = 0;
-        int w = d->nwatches && !first ? watch_hit(d, &waddr) : -1;
+        int w = d->nwatches && look ? watch_hit(d, &waddr) : -1;
         if (w >= 0) {
             unsigned t = d->watches[w].type;
             stop(d, "T05%s:%" PRIx64 ";thread:%x;", t == 2 ? "watch" : t == 3 ? "rwatch" : "awatch",
@@ -1026,12 +1035,15 @@ static int command(dbg *d, const char *p, size_t n)
             report_end(d);
             return 0;
         }
-        uint32_t step = 0;
+        uint32_t step = 0, focus = 0;
         if (c.step) {
             int64_t t = c.tid > 0 ? c.tid : d->cthread > 0 ? d->cthread : d->stop_tid;
             step = thread_alive(d, t) ? (uint32_t)t : d->stop_tid;
+            focus = c.others ? 0 : step;
+        } else if (!c.others && thread_alive(d, c.tid)) {
+            focus = (uint32_t)c.tid;
         }
-        resume(d, step);
+        resume(d, step, focus);
         return 0;
     }
     case GDB_REVERSE: {

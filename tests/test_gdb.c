@@ -224,6 +224,31 @@ START_TEST(gdb_continue_to_the_end_verifies_the_replay)
 }
 END_TEST
 
+START_TEST(gdb_finish_steps_over_a_breakpoint_other_threads_also_hit)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i];
+    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    /* gdb steps over a breakpoint with only the stopped thread resumed;
+     * the replay runs the other threads' chunks in between, and their hits
+     * of the same breakpoint must not be reported to gdb then (it asserts). */
+    static const char *const cmds[] = {"break racy.c:19 if v == 5", "continue", "finish",
+                                       "delete", "continue", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "in start_thread ()", f);
+    expect(&o, "Value returned is", f);
+    ck_assert_msg(strstr(o.out, "internal-error") == NULL && strstr(o.err, "internal-error") == NULL,
+                  "%s: %s\n%s", f, o.out, o.err);
+    expect(&o, "rnr: replay verified", f);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 /* The text between "@NAME\n" and the next '@' (or the end) in S (owned). */
 static char *section(const char *s, const char *name)
 {
@@ -631,6 +656,8 @@ TU_SUITE(gdb)
     tcase_add_loop_test(tc, gdb_write_watchpoint_stops_at_each_write_naming_the_writer, 0, nf);
     tc = tu_tcase(s, "gdb_continue_to_the_end_verifies_the_replay", 60);
     tcase_add_loop_test(tc, gdb_continue_to_the_end_verifies_the_replay, 0, nf);
+    tc = tu_tcase(s, "gdb_finish_steps_over_a_breakpoint_other_threads_also_hit", 60);
+    tcase_add_loop_test(tc, gdb_finish_steps_over_a_breakpoint_other_threads_also_hit, 0, nf);
     tc = tu_tcase(s, "gdb_reverse_stepi_lands_where_a_forward_replay_stopped", 90);
     tcase_add_loop_test(tc, gdb_reverse_stepi_lands_where_a_forward_replay_stopped, 0, nf);
     tc = tu_tcase(s, "gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees", 60);
