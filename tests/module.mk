@@ -55,7 +55,7 @@ tsan-run: $(TEST_BIN) $(RNR)
 	    TSAN_OPTIONS='halt_on_error=1 abort_on_error=1 second_deadlock_stack=1' $(TEST_BIN) $(TSAN_SUITES)
 
 valgrind-run: $(TEST_BIN) $(RNR)
-	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --trace-children=yes --leak-check=full \
+	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --trace-children=yes '--trace-children-skip=*gdb-multiarch*' --leak-check=full \
 	    --errors-for-leak-kinds=definite,indirect --error-exitcode=1 $(TEST_BIN)
 
 # Fuzzing (VARIANT=fuzz, clang): each target links the components it needs.
