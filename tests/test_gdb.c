@@ -29,6 +29,13 @@
 
 static const char *const formats[] = {"maxpar", "stitched", "serial", "stserial"};
 
+/* Under valgrind (make valgrind) one format of four: every gdb session
+ * there takes seconds, and the formats share all the server's code. */
+static int valgrind_skips(int i)
+{
+    return getenv("RNR_VALGRIND") != NULL && i != 1;
+}
+
 static int have_gdb(void)
 {
     if (access(GDB, X_OK) == 0)
@@ -115,7 +122,7 @@ static void expect(const tu_output *o, const char *what, const char *format)
 
 START_TEST(gdb_breaks_on_a_function_and_prints_a_global)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -137,7 +144,7 @@ END_TEST
 
 START_TEST(gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -172,7 +179,7 @@ static long tid_after(const char *s, const char *after)
 
 START_TEST(gdb_write_watchpoint_stops_at_each_write_naming_the_writer)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -202,7 +209,7 @@ END_TEST
 
 START_TEST(gdb_continue_to_the_end_verifies_the_replay)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -226,7 +233,7 @@ END_TEST
 
 START_TEST(gdb_finish_steps_over_a_breakpoint_other_threads_also_hit)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -279,7 +286,7 @@ static void nth_chunk(const char *s, int n, char *out, size_t len)
 
 START_TEST(gdb_reverse_stepi_lands_where_a_forward_replay_stopped)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -312,7 +319,7 @@ END_TEST
 
 START_TEST(gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
@@ -352,7 +359,7 @@ END_TEST
 
 START_TEST(gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit)
 {
-    if (!have_gdb())
+    if (!have_gdb() || valgrind_skips(_i))
         return;
     const char *f = formats[_i];
     char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
