@@ -57,6 +57,10 @@ enum {
 void cli_normalize(const char *const *valued, int flags, int *argc, char ***argv);
 void cli_normalize_free(void);
 
+/* rnr replay --gdb [HOST:]PORT: serves a replay of DIR from its log of
+ * KIND to one gdb connection (tools/cmd_debug.c); the exit status. */
+int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where);
+
 /* The log kind named NAME in any case ("MaxPar", "stserial"), or -1. */
 int cli_log_kind(const char *name);
 
