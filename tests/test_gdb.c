@@ -29,13 +29,6 @@
 
 static const char *const formats[] = {"maxpar", "stitched", "serial", "stserial"};
 
-/* Under valgrind (make valgrind) one format of four: every gdb session
- * there takes seconds, and the formats share all the server's code. */
-static int valgrind_skips(int i)
-{
-    return getenv("RNR_VALGRIND") != NULL && i != 1;
-}
-
 static int have_gdb(void)
 {
     if (access(GDB, X_OK) == 0)
@@ -44,18 +37,29 @@ static int have_gdb(void)
     return 0;
 }
 
-/* Records racy (3 threads, 200 increments each) with the four final logs
- * into a new bundle under TMP; its path (owned). */
-static char *record_racy(const char *tmp)
+/* racy (3 threads, 200 increments each) recorded once for the suite with
+ * the four final logs (the sessions only read it): the bundle's path. */
+static char *racy_tmp, *racy_dir;
+
+static void record_racy(void)
 {
-    char *dir = strdup(tu_path(tmp, "b"));
+    racy_tmp = tu_tmpdir();
+    racy_dir = strdup(tu_path(racy_tmp, "b"));
     static const char *const opts[] = {"-n", "4", "--backend", NULL};
     static const char *const args[] = {"3", "200", NULL};
     tu_output o;
-    tu_record(&o, dir, "racy", opts, args);
+    tu_record(&o, racy_dir, "racy", opts, args);
     ck_assert_msg(o.status == 0, "record: %d %s", o.status, o.err);
     tu_output_free(&o);
-    return dir;
+}
+
+static void remove_racy(void)
+{
+    if (racy_tmp)
+        tu_rmtree(racy_tmp);
+    free(racy_tmp);
+    free(racy_dir);
+    racy_tmp = racy_dir = NULL;
 }
 
 /* Runs rnr with ARGV (after "rnr") with its output in *O; the process and
@@ -122,10 +126,9 @@ static void expect(const tu_output *o, const char *what, const char *format)
 
 START_TEST(gdb_breaks_on_a_function_and_prints_a_global)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     static const char *const cmds[] = {"break worker", "continue", "print iters", "print counter",
                                        "bt 1", NULL};
     tu_output o;
@@ -136,18 +139,14 @@ START_TEST(gdb_breaks_on_a_function_and_prints_a_global)
     expect(&o, "#0  worker (", f);
     ck_assert_msg(o.status == 0, "%s: rnr debug exit %d: %s", f, o.status, o.err);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
 START_TEST(gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     /* The third worker's start: the main thread and three workers live
      * (each worker runs 200 iterations of a dozen instructions, far
      * longer than the creation of the next). */
@@ -164,9 +163,6 @@ START_TEST(gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk)
     expect(&o, " chunk ", f);
     ck_assert_msg(strstr(o.out, "Thread 1004") == NULL, "%s: a thread that never was:\n%s", f, o.out);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
@@ -179,10 +175,9 @@ static long tid_after(const char *s, const char *after)
 
 START_TEST(gdb_write_watchpoint_stops_at_each_write_naming_the_writer)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     static const char *const cmds[] = {
         "watch counter", "continue", "echo @first\\n", "thread", "monitor when",
         "continue", "echo @second\\n", NULL};
@@ -201,18 +196,14 @@ START_TEST(gdb_write_watchpoint_stops_at_each_write_naming_the_writer)
     ck_assert_msg(gdb_tid > 1000 && gdb_tid == rnr_tid, "%s: gdb says thread %ld, the replay %ld:\n%s",
                   f, gdb_tid, rnr_tid, o.out);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
 START_TEST(gdb_continue_to_the_end_verifies_the_replay)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     /* Reading state on the way (registers, memory, threads) changes
      * nothing the final checks compare. */
     static const char *const cmds[] = {"break worker", "continue", "info registers", "x/64xg $sp",
@@ -225,18 +216,14 @@ START_TEST(gdb_continue_to_the_end_verifies_the_replay)
     ck_assert_msg(strstr(o.err, "rnr debug: replay verified") != NULL, "%s: %s", f, o.err);
     ck_assert_msg(o.status == 0, "%s: exit %d", f, o.status);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
 START_TEST(gdb_finish_steps_over_a_breakpoint_other_threads_also_hit)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     /* gdb steps over a breakpoint with only the stopped thread resumed;
      * the replay runs the other threads' chunks in between, and their hits
      * of the same breakpoint must not be reported to gdb then (it asserts). */
@@ -251,9 +238,6 @@ START_TEST(gdb_finish_steps_over_a_breakpoint_other_threads_also_hit)
                   "%s: %s\n%s", f, o.out, o.err);
     expect(&o, "rnr: replay verified", f);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
@@ -287,10 +271,9 @@ static void nth_chunk(const char *s, int n, char *out, size_t len)
 
 START_TEST(gdb_reverse_stepi_lands_where_a_forward_replay_stopped)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     /* 120 instructions of the worker cross the end of its chunk (it has
      * about 80 left at the breakpoint); the registers after stepping back
      * over them are the ones a forward replay had there. */
@@ -312,18 +295,14 @@ START_TEST(gdb_reverse_stepi_lands_where_a_forward_replay_stopped)
     free(fwd);
     free(back);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
 START_TEST(gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     static const char *const cmds[] = {
         "watch counter", "continue", "continue", "continue",
         "eval \"monitor who-wrote %p 8\", &counter",
@@ -352,18 +331,14 @@ START_TEST(gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees)
                   f, who, when, o.err);
     free(at);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
 START_TEST(gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit)
 {
-    if (!have_gdb() || valgrind_skips(_i))
+    if (!have_gdb())
         return;
-    const char *f = formats[_i];
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
+    const char *f = formats[_i], *dir = racy_dir;
     static const char *const cmds[] = {
         "break worker", "continue", "continue", "monitor when", "continue", "monitor when",
         "reverse-continue", "monitor when", "continue", "monitor when", NULL};
@@ -386,9 +361,6 @@ START_TEST(gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit)
                   "%s: hits at %lld, %lld, back at %lld, forward at %lld:\n%s", f, at[0], at[1],
                   at[2], at[3], o.err);
     tu_output_free(&o);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
 }
 END_TEST
 
@@ -454,14 +426,16 @@ static const char *answer(conn *c, int ack)
     return r;
 }
 
-START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
+/* Starts `rnr replay --gdb 127.0.0.1:0 --format maxpar` on the racy
+ * bundle with its stderr on a pipe (*ERRFD, read end) and connects to the
+ * port it prints; the server's pid in *PID. */
+static conn *start_server(pid_t *pid, int *errfd)
 {
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
     int errpipe[2];
     ck_assert(pipe(errpipe) == 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
+    *pid = fork();
+    ck_assert(*pid >= 0);
+    if (*pid == 0) {
         dup2(errpipe[1], 2);
         close(errpipe[0]);
         int fi = open("/dev/null", O_RDWR);
@@ -469,10 +443,11 @@ START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
         dup2(fi, 1);
         alarm(60);
         execl(tu_rnr_bin(), tu_rnr_bin(), "replay", "--gdb", "127.0.0.1:0", "--format", "maxpar",
-              dir, (char *)NULL);
+              racy_dir, (char *)NULL);
         _exit(127);
     }
     close(errpipe[1]);
+    *errfd = errpipe[0];
     /* "rnr replay: listening for gdb on 127.0.0.1:PORT ..." */
     char line[4096];
     size_t n = 0;
@@ -494,6 +469,14 @@ START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert(connect(c->fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    return c;
+}
+
+START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
+{
+    pid_t pid;
+    int errfd;
+    conn *c = start_server(&pid, &errfd);
 
     /* Noise between packets is ignored; a wrong checksum gets '-'. */
     send_raw(c, "xyz", 3);
@@ -589,66 +572,31 @@ START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server status 0x%x", st);
     /* Its messages: the malformed packets and the refused writes named. */
     char rest[65536];
-    ssize_t k = read(errpipe[0], rest, sizeof rest - 1);
+    ssize_t k = read(errfd, rest, sizeof rest - 1);
     rest[k > 0 ? k : 0] = 0;
     ck_assert_msg(strstr(rest, "malformed packet") && strstr(rest, "cannot change what was recorded") &&
                   strstr(rest, "replay verified"), "%s", rest);
-    close(errpipe[0]);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
+    close(errfd);
 }
 END_TEST
 
 START_TEST(gdb_server_survives_a_vanished_client)
 {
-    char *tmp = tu_tmpdir(), *dir = record_racy(tmp);
-    int errpipe[2];
-    ck_assert(pipe(errpipe) == 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        dup2(errpipe[1], 2);
-        close(errpipe[0]);
-        int fi = open("/dev/null", O_RDWR);
-        dup2(fi, 0);
-        dup2(fi, 1);
-        alarm(60);
-        execl(tu_rnr_bin(), tu_rnr_bin(), "replay", "--gdb", "0", dir, (char *)NULL);
-        _exit(127);
-    }
-    close(errpipe[1]);
-    char line[4096];
-    size_t n = 0;
-    while (n + 1 < sizeof line) {
-        struct pollfd pf = {errpipe[0], POLLIN, 0};
-        ck_assert(poll(&pf, 1, 20000) == 1);
-        ck_assert(read(errpipe[0], line + n, 1) == 1);
-        if (line[n++] == '\n')
-            break;
-    }
-    line[n] = 0;
-    const char *at = strstr(line, "127.0.0.1:");
-    ck_assert_msg(at != NULL, "%s", line);
-    conn c;
-    c.fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(at + 10))};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert(connect(c.fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    pid_t pid;
+    int errfd;
+    conn *c = start_server(&pid, &errfd);
     /* Half a packet, then gone: the server ends, unfinished, status 0. */
-    send_raw(&c, "$qSupp", 6);
-    close(c.fd);
+    send_raw(c, "$qSupp", 6);
+    close(c->fd);
+    free(c);
     int st;
     ck_assert(waitpid(pid, &st, 0) == pid);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server status 0x%x", st);
     char rest[4096];
-    ssize_t k = read(errpipe[0], rest, sizeof rest - 1);
+    ssize_t k = read(errfd, rest, sizeof rest - 1);
     rest[k > 0 ? k : 0] = 0;
     ck_assert_msg(strstr(rest, "the replay was not finished"), "%s", rest);
-    close(errpipe[0]);
-    tu_rmtree(tmp);
-    free(tmp);
-    free(dir);
+    close(errfd);
 }
 END_TEST
 
@@ -656,25 +604,17 @@ TU_SUITE(gdb)
 {
     Suite *s = suite_create("gdb");
     int nf = (int)(sizeof formats / sizeof formats[0]);
-    TCase *tc = tu_tcase(s, "gdb_breaks_on_a_function_and_prints_a_global", 60);
+    TCase *tc = tu_tcase(s, "gdb", 90);
+    tcase_add_unchecked_fixture(tc, record_racy, remove_racy);
     tcase_add_loop_test(tc, gdb_breaks_on_a_function_and_prints_a_global, 0, nf);
-    tc = tu_tcase(s, "gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk", 60);
     tcase_add_loop_test(tc, gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk, 0, nf);
-    tc = tu_tcase(s, "gdb_write_watchpoint_stops_at_each_write_naming_the_writer", 60);
     tcase_add_loop_test(tc, gdb_write_watchpoint_stops_at_each_write_naming_the_writer, 0, nf);
-    tc = tu_tcase(s, "gdb_continue_to_the_end_verifies_the_replay", 60);
     tcase_add_loop_test(tc, gdb_continue_to_the_end_verifies_the_replay, 0, nf);
-    tc = tu_tcase(s, "gdb_finish_steps_over_a_breakpoint_other_threads_also_hit", 60);
     tcase_add_loop_test(tc, gdb_finish_steps_over_a_breakpoint_other_threads_also_hit, 0, nf);
-    tc = tu_tcase(s, "gdb_reverse_stepi_lands_where_a_forward_replay_stopped", 90);
     tcase_add_loop_test(tc, gdb_reverse_stepi_lands_where_a_forward_replay_stopped, 0, nf);
-    tc = tu_tcase(s, "gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees", 60);
     tcase_add_loop_test(tc, gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees, 0, nf);
-    tc = tu_tcase(s, "gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit", 60);
     tcase_add_loop_test(tc, gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit, 0, nf);
-    tc = tu_tcase(s, "gdb_server_answers_bad_packets_with_errors_and_never_hangs", 60);
     tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
-    tc = tu_tcase(s, "gdb_server_survives_a_vanished_client", 60);
     tcase_add_test(tc, gdb_server_survives_a_vanished_client);
     return s;
 }
