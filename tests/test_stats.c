@@ -23,11 +23,11 @@ static void write_log(const char *path)
     ck_assert_msg(w != NULL, "%s", err);
     rnr_sv_entry sv[3] = {{1, 200}, {2, 160}, {3, 170}};
     const rnr_initial_chunk c[] = {
-        {0, 10, 150, 50, RNR_END_CONFLICT, 3, sv},   /* A */
-        {1, 11, 200, 40, RNR_END_SIZE, 0, NULL},     /* X1 */
-        {1, 11, 300, 60, RNR_END_SYSCALL, 0, NULL},  /* X2 */
-        {0, 10, 2000, 30, RNR_END_AGE, 0, NULL},
-        {3, 13, 5000, 20, RNR_END_SWITCH, 0, NULL},  /* D */
+        {0, 10, 150, 50, RNR_END_CONFLICT, 0, 3, sv},   /* A */
+        {1, 11, 200, 40, RNR_END_SIZE, 0, 0, NULL},     /* X1 */
+        {1, 11, 300, 60, RNR_END_SYSCALL, 0, 0, NULL},  /* X2 */
+        {0, 10, 2000, 30, RNR_END_AGE, 0, 0, NULL},
+        {3, 13, 5000, 20, RNR_END_SWITCH, 0, 0, NULL},  /* D */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         ck_assert_msg(rnr_writer_put_initial(w, &c[i]) == 0, "%s", rnr_writer_error(w));
@@ -82,10 +82,10 @@ static void write_final_log(const char *path)
     uint32_t stv1[] = {1};
     rnr_ptv_entry ptv0[] = {{0, 1}};
     const rnr_final_chunk c[] = {
-        {0, 10, 100, 1, stv1, 0, NULL},   /* A */
-        {1, 11, 50, 0, NULL, 1, ptv0},    /* B */
-        {2, 12, 100, 0, NULL, 0, NULL},   /* C */
-        {3, 13, 100, 0, NULL, 0, NULL},   /* D */
+        {0, 10, 100, 0, 1, stv1, 0, NULL},   /* A */
+        {1, 11, 50, 0, 0, NULL, 1, ptv0},    /* B */
+        {2, 12, 100, 0, 0, NULL, 0, NULL},   /* C */
+        {3, 13, 100, 0, 0, NULL, 0, NULL},   /* D */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         ck_assert_msg(rnr_writer_put_final(w, &c[i]) == 0, "%s", rnr_writer_error(w));
