@@ -18,6 +18,7 @@
 typedef struct rgraph {
     uint64_t n, cap;
     uint64_t *cs;
+    uint64_t *dur;              /* recorded durations */
     uint32_t *lane;
     uint64_t *lane_prev;        /* walk index + 1, 0 = none */
     uint64_t **pred;            /* token predecessors (walk indices) */
@@ -31,6 +32,7 @@ static int collect(void *ctx, const dag_node *nd, uint64_t out[2])
     if (g->n == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 256;
         g->cs = realloc(g->cs, g->cap * sizeof *g->cs);
+        g->dur = realloc(g->dur, g->cap * sizeof *g->dur);
         g->lane = realloc(g->lane, g->cap * sizeof *g->lane);
         g->lane_prev = realloc(g->lane_prev, g->cap * sizeof *g->lane_prev);
         g->pred = realloc(g->pred, g->cap * sizeof *g->pred);
@@ -38,6 +40,7 @@ static int collect(void *ctx, const dag_node *nd, uint64_t out[2])
     }
     uint64_t i = g->n++;
     g->cs[i] = nd->c->cs;
+    g->dur[i] = nd->c->dur;
     g->lane[i] = nd->c->cpu;
     g->lane_prev[i] = g->last[nd->c->cpu];
     g->last[nd->c->cpu] = i + 1;
@@ -55,6 +58,7 @@ static void rgraph_free(rgraph *g)
     for (uint64_t i = 0; i < g->n; i++)
         free(g->pred[i]);
     free(g->cs);
+    free(g->dur);
     free(g->lane);
     free(g->lane_prev);
     free(g->pred);
@@ -63,8 +67,9 @@ static void rgraph_free(rgraph *g)
 
 /* At every event time t, chunks finishing at t finish, then each idle CPU
  * takes the chunk with the smallest (ready, walk index) among those whose
- * predecessors are done and ready <= t. Quadratic, by design. */
-static uint64_t ref_makespan(const rgraph *g, uint32_t w, uint64_t lat)
+ * predecessors are done and ready <= t; chunk i lasts LEN[i] (its
+ * instructions, or its recorded duration). Quadratic, by design. */
+static uint64_t ref_makespan(const rgraph *g, const uint64_t *len, uint32_t w, uint64_t lat)
 {
     uint64_t n = g->n, now = 0, done = 0, end = 0;
     uint8_t *state = calloc(n + 1, 1);          /* 0 waiting, 1 running, 2 done */
@@ -111,7 +116,7 @@ static uint64_t ref_makespan(const rgraph *g, uint32_t w, uint64_t lat)
             if (!idle || best == UINT64_MAX)
                 break;
             state[best] = 1;
-            fin[best] = now + g->cs[best];
+            fin[best] = now + len[best];
             idle--;
         }
         if (!idle)
@@ -129,7 +134,7 @@ static uint64_t ref_makespan(const rgraph *g, uint32_t w, uint64_t lat)
     return end;
 }
 
-static uint64_t ref_critical_path(const rgraph *g)
+static uint64_t ref_critical_path(const rgraph *g, const uint64_t *len)
 {
     uint64_t *path = calloc(g->n + 1, sizeof *path), best = 0;
     for (uint64_t i = 0; i < g->n; i++) {
@@ -137,7 +142,7 @@ static uint64_t ref_critical_path(const rgraph *g)
         for (uint32_t k = 0; k < g->npred[i]; k++)
             if (path[g->pred[i][k]] > s)
                 s = path[g->pred[i][k]];
-        path[i] = s + g->cs[i];
+        path[i] = s + len[i];
         if (path[i] > best)
             best = path[i];
     }
@@ -166,11 +171,16 @@ static int metrics_of(const rnr_membuf *log, uint64_t lat, uint64_t window, dag_
 static void expect_same(const dag_metrics *a, const dag_metrics *b, const char *what)
 {
     ck_assert_msg(a->chunks == b->chunks && a->instructions == b->instructions && a->tokens == b->tokens &&
-                  a->critical_path == b->critical_path && a->nw == b->nw, "%s: counts differ", what);
-    for (uint32_t i = 0; i < a->nw; i++)
+                  a->critical_path == b->critical_path && a->nw == b->nw && a->recorded == b->recorded &&
+                  a->critical_path_recorded == b->critical_path_recorded, "%s: counts differ", what);
+    for (uint32_t i = 0; i < a->nw; i++) {
         ck_assert_msg(a->workers[i] == b->workers[i] && a->makespan[i] == b->makespan[i],
                       "%s: w%u %llu against %llu", what, a->workers[i], (unsigned long long)a->makespan[i],
                       (unsigned long long)b->makespan[i]);
+        ck_assert_msg(a->makespan_recorded[i] == b->makespan_recorded[i], "%s: recorded timing w%u %llu against %llu",
+                      what, a->workers[i], (unsigned long long)a->makespan_recorded[i],
+                      (unsigned long long)b->makespan_recorded[i]);
+    }
 }
 
 static rnr_membuf pass(pass_kind k, const rnr_membuf *in)
@@ -216,12 +226,19 @@ START_TEST(metrics_stream_equals_the_whole_dag_schedule)
                 dag_metrics m;
                 ck_assert_int_eq(metrics_of(&logs[f], lats[li], 0, &m), 0);
                 ck_assert_uint_eq(m.chunks, g.n);
-                ck_assert_uint_eq(m.critical_path, ref_critical_path(&g));
+                ck_assert_uint_eq(m.critical_path, ref_critical_path(&g, g.cs));
+                ck_assert_int_eq(m.recorded, 1);
+                ck_assert_uint_eq(m.critical_path_recorded, ref_critical_path(&g, g.dur));
                 for (uint32_t k = 0; k < m.nw; k++) {
-                    uint64_t want = ref_makespan(&g, m.workers[k], lats[li]);
+                    uint64_t want = ref_makespan(&g, g.cs, m.workers[k], lats[li]);
                     ck_assert_msg(m.makespan[k] == want, "case %d round %d format %d latency %llu w%u: %llu, "
                                   "reference %llu", _i, round, f, (unsigned long long)lats[li], m.workers[k],
                                   (unsigned long long)m.makespan[k], (unsigned long long)want);
+                    want = ref_makespan(&g, g.dur, m.workers[k], lats[li]);
+                    ck_assert_msg(m.makespan_recorded[k] == want, "case %d round %d format %d latency %llu w%u: "
+                                  "recorded timing %llu, reference %llu", _i, round, f,
+                                  (unsigned long long)lats[li], m.workers[k],
+                                  (unsigned long long)m.makespan_recorded[k], (unsigned long long)want);
                 }
                 static const uint64_t windows[] = { 1, 3, 16 };
                 for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
@@ -243,6 +260,107 @@ START_TEST(metrics_stream_equals_the_whole_dag_schedule)
     /* Both outcomes occur: the check can fail, and a window can hold. */
     ck_assert_int_gt(given_up, 0);
     ck_assert_int_gt(kept, 0);
+}
+END_TEST
+
+/* The recorded timing's bounds (docs/backend.md, "Metrics", "Recorded
+ * timing"): on random recordings, every format, every W and latency, the
+ * recorded-timing makespan is at least the recorded cycles of the critical
+ * chain, and on W >= the lanes (the recorded CPU count; Serial's one
+ * chain) with zero token latency it equals it: each chunk then starts the
+ * moment it is ready. */
+START_TEST(metrics_recorded_makespan_is_at_least_its_critical_chain)
+{
+    uint64_t rng = tu_seed(0x7d11) + (uint64_t)_i * 7919;
+    int equal_checked = 0;
+    for (int round = 0; round < 10; round++) {
+        synth_config c;
+        tu_synth_random(&c, &rng, 20000);
+        rnr_membuf in;
+        truth_set truth;
+        synth_result res;
+        synth_to_memory(&c, &in, &truth, &res);
+        rnr_membuf logs[4];
+        logs[0] = pass(PASS_MAXPAR, &in);
+        logs[1] = pass(PASS_STITCH, &logs[0]);
+        logs[2] = pass(PASS_SERIAL, &logs[0]);
+        logs[3] = pass(PASS_SERIAL, &logs[1]);
+        for (int f = 0; f < 4; f++) {
+            static const uint64_t lats[] = { 0, 100 };
+            for (size_t li = 0; li < 2; li++) {
+                dag_metrics m;
+                ck_assert_int_eq(metrics_of(&logs[f], lats[li], 0, &m), 0);
+                ck_assert_int_eq(m.recorded, 1);
+                ck_assert_uint_gt(m.critical_path_recorded, 0);
+                for (uint32_t k = 0; k < m.nw; k++) {
+                    ck_assert_msg(m.makespan_recorded[k] >= m.critical_path_recorded,
+                                  "format %d w%u latency %llu: %llu below the critical chain's %llu", f,
+                                  m.workers[k], (unsigned long long)lats[li],
+                                  (unsigned long long)m.makespan_recorded[k],
+                                  (unsigned long long)m.critical_path_recorded);
+                    if (lats[li] == 0 && m.workers[k] == c.cpus) {
+                        ck_assert_uint_eq(m.makespan_recorded[k], m.critical_path_recorded);
+                        equal_checked++;
+                    }
+                }
+            }
+            free(logs[f].data);
+        }
+        truth_free(&truth);
+        free(in.data);
+    }
+    ck_assert_int_eq(equal_checked, 40);
+}
+END_TEST
+
+/* A MaxPar log with no cross-CPU dependence (no tokens): on the recorded
+ * timing with zero token latency, W >= CPUs replays in the longest CPU's
+ * recorded busy time (the sum of its chunks' durations), one CPU in the
+ * sum of all; its Serial log in the sum of all on any W. Durations drawn
+ * at random, some 0; the figures derived here, not written down. */
+START_TEST(metrics_recorded_makespan_without_dependences_is_the_busiest_cpu)
+{
+    uint64_t rng = tu_seed(0x5eed) + (uint64_t)_i;
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "m.log"), *spath = tu_path(dir, "s.log");
+    enum { CPUS = 5 };
+    rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = CPUS };
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    uint64_t busy[CPUS] = { 0 }, total = 0, longest = 0;
+    for (int i = 0; i < 400; i++) {
+        uint32_t cpu = (uint32_t)tu_below(&rng, CPUS);
+        uint64_t dur = tu_below(&rng, 4) == 0 ? 0 : 1 + tu_below(&rng, 5000);
+        rnr_final_chunk c = { .cpu = cpu, .tid = 10 + cpu, .cs = 1 + tu_below(&rng, 3000), .dur = dur };
+        busy[cpu] += dur;
+        total += dur;
+        ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+    }
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    for (int q = 0; q < CPUS; q++)
+        longest = busy[q] > longest ? busy[q] : longest;
+    dag_metrics m;
+    static const uint32_t ws[] = { 1, 2, CPUS, 8 };
+    ck_assert_msg(metrics_compute_file(path, 0, 0, ws, 4, &m, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(m.recorded, 1);
+    ck_assert_uint_eq(m.critical_path_recorded, longest);
+    ck_assert_uint_eq(m.makespan_recorded[0], total);
+    ck_assert_uint_ge(m.makespan_recorded[1], total / 2);
+    ck_assert_uint_eq(m.makespan_recorded[2], longest);
+    ck_assert_uint_eq(m.makespan_recorded[3], longest);
+    rnr_membuf in = { 0 }, out;
+    in.data = tu_read_file(path, &in.len);
+    out = pass(PASS_SERIAL, &in);
+    tu_write_file(spath, out.data, out.len);
+    ck_assert_msg(metrics_compute_file(spath, 0, 0, ws, 4, &m, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(m.critical_path_recorded, total);
+    for (int k = 0; k < 4; k++)
+        ck_assert_uint_eq(m.makespan_recorded[k], total);
+    free(in.data);
+    free(out.data);
+    tu_rmtree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -336,5 +454,7 @@ TU_SUITE(metrics)
     tcase_add_loop_test(tc, metrics_stream_equals_the_whole_dag_schedule, 0, 4);
     tcase_add_test(tc, metrics_gives_up_a_window_when_a_late_chunk_was_ready_long_ago);
     tcase_add_test(tc, metrics_memory_is_flat_on_a_ten_times_longer_log);
+    tcase_add_loop_test(tc, metrics_recorded_makespan_is_at_least_its_critical_chain, 0, 2);
+    tcase_add_loop_test(tc, metrics_recorded_makespan_without_dependences_is_the_busiest_cpu, 0, 3);
     return s;
 }
