@@ -364,6 +364,197 @@ START_TEST(metrics_recorded_makespan_without_dependences_is_the_busiest_cpu)
 }
 END_TEST
 
+/* ---- the recorded timing against the recording (docs/backend.md §8) ---- */
+
+/* The initial chunks of each cpu, in order: instructions and their span
+ * in the recording, [TS - duration, TS]. */
+typedef struct rec_lane {
+    uint64_t n, cap, next;      /* next: the first not yet taken by a final chunk */
+    uint64_t *cs, *b, *e;
+} rec_lane;
+
+typedef struct span_walk {
+    rec_lane lane[64];
+    uint64_t last_o[64];        /* O of each lane's last visited chunk */
+    uint64_t bound;             /* the largest e(X) + O(X) */
+    uint64_t overlaps;          /* token edges with a positive overlap */
+} span_walk;
+
+/* A final chunk X of lane q holds q's next initial chunks (whole ones, cs
+ * adding up); its span is [b of the first, e of the last]. O(X), the most
+ * overlap summed along a path ending at X: its lane predecessor's O (which
+ * ended by b(X): the lane's chunks tile the time in order), or a sender
+ * A's O plus max(0, e(A) - b(X)). The argument of docs/backend.md says a
+ * replay with zero token latency and a CPU per lane finishes X by
+ * e(X) + O(X). Its tokens carry e(X) and O(X). */
+static int span_visit(void *ctx, const dag_node *nd, uint64_t out[2])
+{
+    span_walk *w = ctx;
+    rec_lane *l = &w->lane[nd->c->cpu];
+    uint64_t left = nd->c->cs, b = 0, e = 0;
+    for (int first = 1; left; first = 0) {
+        ck_assert_uint_lt(l->next, l->n);
+        ck_assert_uint_le(l->cs[l->next], left);
+        if (first)
+            b = l->b[l->next];
+        e = l->e[l->next];
+        left -= l->cs[l->next++];
+    }
+    uint64_t o = w->last_o[nd->c->cpu];
+    for (uint32_t k = 0; k < nd->npred; k++) {
+        uint64_t ea = nd->pred[k].value[0], oa = nd->pred[k].value[1];
+        uint64_t ov = ea > b ? ea - b : 0;
+        w->overlaps += ov > 0;
+        if (oa + ov > o)
+            o = oa + ov;
+    }
+    w->last_o[nd->c->cpu] = o;
+    if (e + o > w->bound)
+        w->bound = e + o;
+    out[0] = e;
+    out[1] = o;
+    return 0;
+}
+
+/* Checks the argument on the initial log IN and its MaxPar and Stitched
+ * logs: with zero token latency on the recorded CPU count, the recorded-
+ * timing makespan is the recorded critical chain, at least the busiest
+ * cpu's recorded time, and at most max e(X) + O(X); with no cross-cpu
+ * overlap at all, at most the last TS. Returns MaxPar's makespan. */
+static uint64_t check_recorded_bounds(const rnr_membuf *in, const rnr_membuf *finals, int nfinals,
+                                      uint64_t *busiest, uint64_t *bound_out, uint64_t *last_ts)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in->data, in->len, "initial"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    uint32_t cpus = rnr_reader_header(r)->cpus;
+    ck_assert_uint_le(cpus, 64);
+    rec_lane lanes[64];
+    memset(lanes, 0, sizeof lanes);
+    uint64_t busy[64] = { 0 };
+    *last_ts = 0;
+    rnr_initial_chunk ic;
+    while (rnr_reader_next_initial(r, &ic) == 1) {
+        rec_lane *l = &lanes[ic.cpu];
+        if (l->n == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 64;
+            l->cs = realloc(l->cs, l->cap * sizeof *l->cs);
+            l->b = realloc(l->b, l->cap * sizeof *l->b);
+            l->e = realloc(l->e, l->cap * sizeof *l->e);
+        }
+        ck_assert_uint_le(ic.dur, ic.ts);
+        l->cs[l->n] = ic.cs;
+        l->b[l->n] = ic.ts - ic.dur;
+        l->e[l->n] = ic.ts;
+        l->n++;
+        busy[ic.cpu] += ic.dur;
+        if (ic.ts > *last_ts)
+            *last_ts = ic.ts;
+    }
+    rnr_reader_close(r);
+    *busiest = 0;
+    for (uint32_t q = 0; q < cpus; q++)
+        *busiest = busy[q] > *busiest ? busy[q] : *busiest;
+    uint64_t first = 0;
+    for (int f = 0; f < nfinals; f++) {
+        span_walk *w = calloc(1, sizeof *w);
+        memcpy(w->lane, lanes, sizeof lanes);
+        for (uint32_t q = 0; q < cpus; q++)
+            w->lane[q].next = 0;
+        dag_result dr;
+        r = open_mem(&finals[f]);
+        ck_assert_msg(dag_walk(r, span_visit, w, &dr, err, sizeof err) == 0 && !dr.stuck, "%s", err);
+        rnr_reader_close(r);
+        for (uint32_t q = 0; q < cpus; q++)
+            ck_assert_uint_eq(w->lane[q].next, lanes[q].n);     /* every initial chunk taken */
+        dag_metrics m;
+        r = open_mem(&finals[f]);
+        ck_assert_msg(metrics_compute_on(r, 0, &cpus, 1, &m, err, sizeof err) == 0, "%s", err);
+        rnr_reader_close(r);
+        ck_assert_int_eq(m.recorded, 1);
+        ck_assert_uint_eq(m.makespan_recorded[0], m.critical_path_recorded);
+        ck_assert_msg(m.makespan_recorded[0] >= *busiest, "format %d: %llu below the busiest cpu's %llu", f,
+                      (unsigned long long)m.makespan_recorded[0], (unsigned long long)*busiest);
+        ck_assert_msg(m.makespan_recorded[0] <= w->bound, "format %d: %llu above the bound %llu", f,
+                      (unsigned long long)m.makespan_recorded[0], (unsigned long long)w->bound);
+        if (w->overlaps == 0)
+            ck_assert_uint_le(m.makespan_recorded[0], *last_ts);
+        if (f == 0) {
+            first = m.makespan_recorded[0];
+            *bound_out = w->bound;
+        }
+        free(w);
+    }
+    for (uint32_t q = 0; q < cpus; q++) {
+        free(lanes[q].cs);
+        free(lanes[q].b);
+        free(lanes[q].e);
+    }
+    return first;
+}
+
+/* On random synthetic recordings (idle CPUs, preemption, blocking), MaxPar
+ * and Stitched keep the argument's bounds. */
+START_TEST(metrics_recorded_makespan_lies_between_the_busiest_cpu_and_the_overlap_bound)
+{
+    uint64_t rng = tu_seed(0xb0b) + (uint64_t)_i * 6151;
+    for (int round = 0; round < 8; round++) {
+        synth_config c;
+        tu_synth_random(&c, &rng, 20000);
+        rnr_membuf in;
+        synth_result res;
+        synth_to_memory(&c, &in, NULL, &res);
+        rnr_membuf logs[2];
+        logs[0] = pass(PASS_MAXPAR, &in);
+        logs[1] = pass(PASS_STITCH, &logs[0]);
+        uint64_t busiest, bound, last_ts;
+        check_recorded_bounds(&in, logs, 2, &busiest, &bound, &last_ts);
+        ck_assert_uint_le(last_ts, res.cycles);
+        free(logs[0].data);
+        free(logs[1].data);
+        free(in.data);
+    }
+}
+END_TEST
+
+/* parloop recorded on 4 CPUs: its threads share nothing but what the main
+ * thread wrote before starting them, so its cross-cpu edges are the
+ * serializations (overlap 0) and the conservative eviction ones; the
+ * recorded-timing makespan of MaxPar and Stitched on 4 CPUs with zero
+ * latency keeps the bounds, and MaxPar's lies within the busiest CPU's
+ * time plus the overlaps. */
+START_TEST(metrics_recorded_makespan_of_parloop_is_its_busiest_cpu_within_the_overlaps)
+{
+    char *dir = tu_tmpdir();
+    char *b = strdup(tu_path(dir, "b"));
+    tu_output o;
+    ck_assert_int_eq(tu_record(&o, b, "parloop", (const char *[]){ "-n", "4", "--backend", NULL },
+                               (const char *[]){ "4", "100000", NULL }), 0);
+    tu_output_free(&o);
+    rnr_membuf in = { 0 }, logs[2] = { { 0 }, { 0 } };
+    in.data = tu_read_file(tu_path(b, "initial.log"), &in.len);
+    logs[0].data = tu_read_file(tu_path(b, "maxpar.log"), &logs[0].len);
+    logs[1].data = tu_read_file(tu_path(b, "stitched.log"), &logs[1].len);
+    uint64_t busiest, bound, last_ts;
+    uint64_t mk = check_recorded_bounds(&in, logs, 2, &busiest, &bound, &last_ts);
+    char *cyc = tu_manifest_value(b, "cycles");
+    uint64_t recorded = strtoull(cyc, NULL, 10);
+    printf("parloop 4 cpus: recorded %llu cycles, last TS %llu, busiest cpu %llu, MaxPar recorded-timing "
+           "makespan (w4, latency 0) %llu, overlap bound %llu\n", (unsigned long long)recorded,
+           (unsigned long long)last_ts, (unsigned long long)busiest, (unsigned long long)mk,
+           (unsigned long long)bound);
+    ck_assert_uint_le(busiest, last_ts);
+    ck_assert_uint_gt(recorded, 0);
+    free(cyc);
+    free(in.data);
+    free(logs[0].data);
+    free(logs[1].data);
+    tu_rmtree(dir);
+    free(b);
+    free(dir);
+}
+END_TEST
+
 /* A final log built by hand: cpu 0 runs a long chain; cpu 1's only chunk,
  * with no predecessor, comes last in the log. Every simulation must run
  * it at time 0 beside cpu 0's first chunk, so a simulation that ran ahead
@@ -456,5 +647,7 @@ TU_SUITE(metrics)
     tcase_add_test(tc, metrics_memory_is_flat_on_a_ten_times_longer_log);
     tcase_add_loop_test(tc, metrics_recorded_makespan_is_at_least_its_critical_chain, 0, 2);
     tcase_add_loop_test(tc, metrics_recorded_makespan_without_dependences_is_the_busiest_cpu, 0, 3);
+    tcase_add_loop_test(tc, metrics_recorded_makespan_lies_between_the_busiest_cpu_and_the_overlap_bound, 0, 3);
+    tcase_add_test(tc, metrics_recorded_makespan_of_parloop_is_its_busiest_cpu_within_the_overlaps);
     return s;
 }
