@@ -133,6 +133,8 @@ typedef struct held_chunk {
 
 typedef struct proxy {
     mp_chunk *ring;          /* open chunks, TS nondecreasing: number s at ring[s & mask] */
+    uint64_t *dur;           /* their recorded durations, beside the ring (the slot of
+                              * ring[i] is dur[i]): read only when a chunk is written */
     uint32_t mask;
     uint32_t head, n;        /* number of the oldest open chunk; open chunks */
     uint16_t *succ;          /* FIFO of the SV cpus of the open chunks, in chunk order */
@@ -257,6 +259,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
         proxy *x = &m->px[p];
         x->mask = 15;
         x->ring = ring_alloc(x->mask + 1);
+        x->dur = xmalloc((x->mask + 1) * sizeof *x->dur);
         x->succ_mask = 63;
         x->succ = xmalloc((x->succ_mask + 1) * sizeof *x->succ);
         x->unresolved = xcalloc(m->words, sizeof *x->unresolved);
@@ -267,7 +270,7 @@ maxpar *maxpar_new(uint32_t cpus, uint64_t msp, maxpar_emit_fn emit, void *ctx)
     m->work = xmalloc(cpus * sizeof *m->work);
     m->stv_buf = xmalloc(cpus * sizeof *m->stv_buf);
     batch_ts_grow(m, 16);               /* the rings' first size */
-    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * sizeof(mp_chunk) + 64 * sizeof(uint16_t) +
+    account(m, (int64_t)(sizeof *m + cpus * (sizeof(proxy) + 16 * (sizeof(mp_chunk) + 8) + 64 * sizeof(uint16_t) +
                                              2 * cpus * sizeof(uint32_t) + 16 * m->words)));
     return m;
 }
@@ -288,6 +291,7 @@ void maxpar_free(maxpar *m)
                 free(c->ptv.spill);
         }
         free(x->ring);
+        free(x->dur);
         free(x->succ);
         if (x->out) {
             for (uint32_t q = 0; q < m->cpus; q++)
@@ -326,11 +330,16 @@ static COLD void ring_grow(maxpar *m, proxy *x)
     if (mask + 1 > m->batch_cap)
         batch_ts_grow(m, mask + 1);
     mp_chunk *r = ring_alloc((size_t)mask + 1);
-    for (uint32_t i = 0; i < x->n; i++)
+    uint64_t *d = xmalloc(((size_t)mask + 1) * sizeof *d);
+    for (uint32_t i = 0; i < x->n; i++) {
         r[(x->head + i) & mask] = *open_at(x, i);
+        d[(x->head + i) & mask] = x->dur[(x->head + i) & x->mask];
+    }
     free(x->ring);
-    account(m, (int64_t)(((size_t)x->mask + 1) * sizeof *r));
+    free(x->dur);
+    account(m, (int64_t)(((size_t)x->mask + 1) * (sizeof *r + sizeof *d)));
     x->ring = r;
+    x->dur = d;
     x->mask = mask;
 }
 
@@ -341,6 +350,7 @@ static mp_chunk *chunk_push(maxpar *m, proxy *x, const rnr_initial_chunk *in, ui
     if (x->n == x->mask + 1)
         ring_grow(m, x);
     mp_chunk *c = open_at(x, x->n);
+    x->dur[(x->head + x->n) & x->mask] = in->dur;
     x->n++;
     c->tid = in->tid;
     c->ts = in->ts;
@@ -714,12 +724,13 @@ static void sort_ptv(mp_chunk *c)
  * forwarding fails). A PTV of at most INLINE_PTV entries is C's inline
  * array, whose free slots hold sentinels: copied whole, without a loop on
  * its length (h->ptv has room for INLINE_PTV entries). */
-static void hold(held_chunk *h, uint32_t p, const mp_chunk *c)
+static void hold(held_chunk *h, uint32_t p, const mp_chunk *c, uint64_t dur)
 {
     h->valid = 1;
     h->c.cpu = p;
     h->c.tid = c->tid;
     h->c.cs = c->cs;
+    h->c.dur = dur;
     h->c.nstv = 0;
     h->c.stv = h->stv;
     h->c.nptv = c->nptv;
@@ -743,8 +754,10 @@ static void hold(held_chunk *h, uint32_t p, const mp_chunk *c)
 static int output(maxpar *m, uint32_t p, mp_chunk *c, uint32_t nstv)
 {
     held_chunk *h = &m->px[p].held;
+    uint64_t dur = m->px[p].dur[c - m->px[p].ring];
     if (h->valid && h->c.tid == c->tid && c->nptv == 0 && h->c.cs <= (UINT64_MAX >> 1) - c->cs) {
         h->c.cs += c->cs;
+        h->c.dur = sat_add(h->c.dur, dur);   /* merged chunks: their durations add */
         m->st.merged++;
         if (nstv == 0)
             return 0;
@@ -762,10 +775,11 @@ static int output(maxpar *m, uint32_t p, mp_chunk *c, uint32_t nstv)
         h->valid = 0;
     }
     if (nstv) {
-        rnr_final_chunk f = { p, c->tid, c->cs, nstv, m->stv_buf, c->nptv, ptv_of(c) };
+        rnr_final_chunk f = { .cpu = p, .tid = c->tid, .cs = c->cs, .dur = dur, .nstv = nstv,
+                              .stv = m->stv_buf, .nptv = c->nptv, .ptv = ptv_of(c) };
         return emit(m, &f);
     }
-    hold(h, p, c);
+    hold(h, p, c, dur);
     return 0;
 }
 

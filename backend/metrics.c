@@ -8,7 +8,11 @@
  * senders of the tokens it consumes), all visited before it: one number
  * per chunk, computed when it is visited.
  *
- * The simulations. One per W. The schedule: at each event time t, the
+ * The simulations. One per W and timing model: a chunk lasts its
+ * instruction count (1 IPC), or its recorded duration (the log's chunk
+ * durations, when it has them); the model changes only a chunk's length,
+ * nothing below depends on which (lengths may be 0: fin(P) >= now is all
+ * the argument needs). The schedule: at each event time t, the
  * chunks finishing at t finish (their successors' ready times and
  * predecessor counts are updated), then every idle replay CPU takes the
  * runnable chunk with the smallest key (ready, walk position) among those
@@ -85,6 +89,7 @@ typedef struct msucc {
 struct mnode {
     mnode *prev, *next;         /* the list of live chunks */
     uint64_t cs, order, path;   /* path: the longest path ending with it */
+    uint64_t dur, rpath;        /* recorded duration; the longest path in recorded cycles */
     uint32_t lane;
     uint32_t refs;              /* simulations it is unfinished in + tokens in flight + lane's last */
     uint32_t unfinished;        /* simulations it has not finished in */
@@ -109,6 +114,7 @@ HEAP_DEFINE(heap, hent, less)
 typedef struct sim {
     uint32_t k;                 /* its index in the chunks' st[] */
     uint32_t w, idle;
+    int recorded;               /* a chunk lasts its recorded duration, not its instructions */
     uint64_t now, end;
     uint64_t lb;                /* a cached value <= LB */
     uint64_t unfinished;        /* chunks visited and not finished */
@@ -119,11 +125,11 @@ typedef struct mctx {
     uint32_t cpus, nsim;
     uint32_t lanes;             /* the recorded cpus; 1 for Serial and StSerial (one chain) */
     uint64_t latency, window;
-    sim s[METRICS_MAX_W];
+    sim s[2 * METRICS_MAX_W];   /* the instruction-count model, then the recorded timing */
     mnode **last;               /* [lane] its last visited chunk, or NULL */
     mnode *live;                /* the live chunks */
     uint64_t nlive, peak;
-    uint64_t chunks, instructions, path;
+    uint64_t chunks, instructions, path, rpath;
     int ahead;                  /* a chunk broke the condition: give up */
 } mctx;
 
@@ -208,7 +214,7 @@ static void process_event(mctx *c, sim *s, uint64_t t)
         mnode *n = s->runnable.e[0].n;
         (void)heap_pop(&s->runnable);
         s->idle--;
-        n->st[s->k].fin = t + n->cs;
+        n->st[s->k].fin = t + (s->recorded ? n->dur : n->cs);
         event_push(&s->running, n->st[s->k].fin, n);
     }
 }
@@ -257,6 +263,7 @@ static int visit(void *ctx, const dag_node *nd, uint64_t out[2])
     mnode *y = xmalloc(sizeof *y + c->nsim * sizeof *y->st);
     memset(y, 0, sizeof *y + c->nsim * sizeof *y->st);
     y->cs = nd->c->cs;
+    y->dur = nd->c->dur;
     y->order = nd->order;
     y->lane = lane;
     y->unfinished = c->nsim;
@@ -272,7 +279,7 @@ static int visit(void *ctx, const dag_node *nd, uint64_t out[2])
 
     /* Its predecessors: the lane's last chunk, the senders of its tokens. */
     mnode *x = c->last[lane];
-    uint64_t path = 0;
+    uint64_t path = 0, rpath = 0;
     for (uint32_t i = 0; i <= nd->npred; i++) {
         mnode *p = i < nd->npred ? (mnode *)(uintptr_t)nd->pred[i].value[0] : x;
         if (!p)
@@ -280,6 +287,8 @@ static int visit(void *ctx, const dag_node *nd, uint64_t out[2])
         uint64_t lat = i < nd->npred ? c->latency : 0;
         if (p->path > path)
             path = p->path;
+        if (p->rpath > rpath)
+            rpath = p->rpath;
         for (uint32_t k = 0; k < c->nsim; k++) {
             if (p->st[k].done) {
                 if (p->st[k].fin + lat > y->st[k].ready)
@@ -294,6 +303,9 @@ static int visit(void *ctx, const dag_node *nd, uint64_t out[2])
     y->path = path + y->cs;
     if (y->path > c->path)
         c->path = y->path;
+    y->rpath = rpath + y->dur;
+    if (y->rpath > c->rpath)
+        c->rpath = y->rpath;
     for (uint32_t i = 0; i < nd->npred; i++)
         release(c, (mnode *)(uintptr_t)nd->pred[i].value[0]);
     c->last[lane] = y;
@@ -341,6 +353,16 @@ static int compute(rnr_reader *r, uint64_t token_latency, uint64_t window, const
         if (!w && ww == c.cpus)
             break;
     }
+    uint32_t nw_used = c.nsim;
+    m->recorded = rnr_reader_has_durations(r);
+    if (m->recorded) {                  /* the same counts on the recorded timing */
+        for (uint32_t i = 0; i < nw_used; i++) {
+            sim *s = &c.s[c.nsim];
+            s->k = c.nsim++;
+            s->w = s->idle = c.s[i].w;
+            s->recorded = 1;
+        }
+    }
     dag_result dr;
     int rc = dag_walk(r, visit, &c, &dr, err, errlen);
     if (rc < 0 && c.ahead) {
@@ -359,10 +381,13 @@ static int compute(rnr_reader *r, uint64_t token_latency, uint64_t window, const
         m->tokens = dr.tokens_sent;
         m->critical_path = c.path;
         m->parallelism = c.path ? (double)c.instructions / (double)c.path : 0;
-        m->nw = c.nsim;
-        for (uint32_t k = 0; k < c.nsim; k++) {
+        m->nw = nw_used;
+        m->critical_path_recorded = c.rpath;
+        for (uint32_t k = 0; k < nw_used; k++) {
             m->workers[k] = c.s[k].w;
             m->makespan[k] = c.s[k].end;
+            if (m->recorded)
+                m->makespan_recorded[k] = c.s[nw_used + k].end;
         }
     }
     m->peak_chunks = c.peak;

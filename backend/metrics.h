@@ -22,7 +22,14 @@ typedef struct dag_metrics {
     uint32_t nw;
     uint32_t workers[METRICS_MAX_W]; /* W = 1, 2, 4, ..., and the recorded cpu count,
                                       * or the list given to metrics_compute_on */
-    uint64_t makespan[METRICS_MAX_W];/* cycles to replay on W CPUs at 1 IPC */
+    uint64_t makespan[METRICS_MAX_W];/* cycles to replay on W CPUs at 1 IPC (the
+                                      * instruction-count model) */
+    /* The recorded timing: a chunk lasts its recorded duration (the log's,
+     * docs/formats.md); only when the log carries durations (recorded = 1,
+     * version 4 on), else 0. */
+    int recorded;
+    uint64_t critical_path_recorded; /* recorded cycles on the longest such path */
+    uint64_t makespan_recorded[METRICS_MAX_W]; /* cycles to replay on W CPUs, recorded timing */
     /* Memory: the most chunks held at once (read and not yet finished in
      * every simulation, or still needed by a chunk to come), the walk's
      * most tokens in flight, and whether a window was given up (the log
@@ -35,7 +42,9 @@ typedef struct dag_metrics {
  * replay: any idle replay CPU takes the runnable chunk that has been
  * runnable longest (ties: walk order); a chunk is runnable when its CPU's
  * previous chunk has finished and every token it awaits has arrived,
- * TOKEN_LATENCY cycles after its sender finished. Exact; memory: the
+ * TOKEN_LATENCY cycles after its sender finished; a chunk lasts its
+ * instructions (makespan) and, in simulations of their own, its recorded
+ * duration (makespan_recorded). Exact; memory: the
  * chunks each simulation cannot decide yet (docs/backend.md, "Metrics":
  * bounded while every CPU keeps dumping chunks, the whole log when one
  * stays idle). 0, or -1 with err (read error, or a log that cannot be

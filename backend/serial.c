@@ -43,13 +43,14 @@ int serial_visit(void *ctx, const dag_node *n, uint64_t out[2])
     out[0] = out[1] = 0;
     if (s->have && s->cur.tid == n->c->tid && s->cur.cs <= (UINT64_MAX >> 1) - n->c->cs) {
         s->cur.cs += n->c->cs;
+        s->cur.dur = n->c->dur > UINT64_MAX - s->cur.dur ? UINT64_MAX : s->cur.dur + n->c->dur;
         s->st.merged++;
         return 0;
     }
     if (flush(s) < 0)
         return -1;
     s->have = 1;
-    s->cur = (rnr_final_chunk){ 0, n->c->tid, n->c->cs, 0, NULL, 0, NULL };
+    s->cur = (rnr_final_chunk){ .tid = n->c->tid, .cs = n->c->cs, .dur = n->c->dur };
     return 0;
 }
 

@@ -199,7 +199,7 @@ static void open_group(stitcher *s, uint32_t p, const rnr_final_chunk *c, uint64
         g->ptv = xcalloc(s->cpus, sizeof *g->ptv);
     }
     g->ended = 0;
-    g->c = (rnr_final_chunk){ p, c->tid, 0, 0, g->stv, 0, g->ptv };
+    g->c = (rnr_final_chunk){ .cpu = p, .tid = c->tid, .stv = g->stv, .ptv = g->ptv };
     lane *l = &s->lanes[p];
     l->open = 1;
     l->slot = s->next++;
@@ -255,6 +255,7 @@ int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2])
         g = slot(s, l->slot);
     }
     g->c.cs += c->cs;
+    g->c.dur = c->dur > UINT64_MAX - g->c.dur ? UINT64_MAX : g->c.dur + c->dur;
     for (uint32_t i = 0; i < c->nstv; i++)
         l->stv[c->stv[i] >> 6] |= 1ull << (c->stv[i] & 63);
     /* Each source group's token is awaited once on this lane: by the group

@@ -30,12 +30,16 @@ void rnr_format_initial(const rnr_initial_chunk *c, char *buf, size_t n)
                     c->tid, c->ts, c->cs, rnr_reason_name(c->reason));
     for (uint32_t i = 0; i < c->nsv; i++)
         at = add(buf, n, at, "%s%u@%" PRIu64, i ? "," : " sv ", c->sv[i].cpu, c->sv[i].ts);
+    if (c->dur)
+        add(buf, n, at, " dur %" PRIu64, c->dur);
 }
 
 void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t n)
 {
     if (!rnr_log_kind_has_tokens(kind)) {
-        snprintf(buf, n, "tid %u cs %" PRIu64, c->tid, c->cs);
+        size_t at = add(buf, n, 0, "tid %u cs %" PRIu64, c->tid, c->cs);
+        if (c->dur)
+            add(buf, n, at, " dur %" PRIu64, c->dur);
         return;
     }
     size_t at = add(buf, n, 0, "cpu %u tid %u cs %" PRIu64, c->cpu, c->tid, c->cs);
@@ -43,6 +47,8 @@ void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t
         at = add(buf, n, at, "%s%u", i ? "," : " stv ", c->stv[i]);
     for (uint32_t i = 0; i < c->nptv; i++)
         at = add(buf, n, at, "%s%u:%u", i ? "," : " ptv ", c->ptv[i].cpu, c->ptv[i].count);
+    if (c->dur)
+        add(buf, n, at, " dur %" PRIu64, c->dur);
 }
 
 static void dump_input(FILE *out, const rnr_input_record *r, rnr_syscall_namer namer)
@@ -92,7 +98,7 @@ int rnr_log_dump_named(rnr_reader *r, FILE *out, rnr_syscall_namer namer, char *
     static const uint8_t zero[32];
     rnr_hex(h->program_sha256, 32, hex);
     fprintf(out, "# rnr %s log, format %u, cpus %u, msp %" PRIu64 ", program %s\n",
-            rnr_log_kind_name(h->kind), RNR_LOG_VERSION, h->cpus, h->msp,
+            rnr_log_kind_name(h->kind), rnr_reader_version(r), h->cpus, h->msp,
             memcmp(h->program_sha256, zero, 32) ? hex : "unknown");
     char line[16384];
     uint64_t i = 0;

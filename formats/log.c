@@ -281,6 +281,9 @@ struct rnr_writer {
     rnr_writer_opts opts;
     codec_state state;
     rnr_buf block;        /* raw records of the current block */
+    rnr_buf durs;         /* their durations (chunk kinds): the block's duration section */
+    rnr_buf framed;       /* section length, section, records: the payload */
+    int with_durs;        /* a chunk kind: blocks start with a duration section */
     rnr_buf record;       /* one encoded record */
     rnr_buf packed;       /* compressed block */
     /* One deflate stream for every block, reset between them: compress2
@@ -363,19 +366,33 @@ static int emit_block(rnr_writer *w, const uint8_t *raw, size_t raw_len, uint32_
     rnr_io_write(w->io, hdr, sizeof hdr);
     rnr_io_write(w->io, payload, stored);
     w->counts.stored_bytes += sizeof hdr + stored;
-    if (!end) {
+    if (!end)
         w->counts.blocks++;
-        w->counts.raw_bytes += raw_len;
-    }
     return writer_io_check(w);
 }
 
+/* Emits the current block. Chunk kinds: the payload is the length of the
+ * duration section (varint), the section (one varint per record, in
+ * record order), then the records; the section is counted apart from the
+ * records' raw bytes, so that sizes compare with logs without it. */
 static int finish_block(rnr_writer *w)
 {
     if (w->block_records == 0)
         return 0;
-    int rc = emit_block(w, w->block.p, w->block.len, w->block_records, 0);
+    int rc;
+    w->counts.raw_bytes += w->block.len;
+    if (w->with_durs) {
+        w->framed.len = 0;
+        buf_put_varint(&w->framed, w->durs.len);
+        rnr_buf_put_bytes(&w->framed, w->durs.p, w->durs.len);
+        w->counts.duration_bytes += w->framed.len;
+        rnr_buf_put_bytes(&w->framed, w->block.p, w->block.len);
+        rc = emit_block(w, w->framed.p, w->framed.len, w->block_records, 0);
+    } else {
+        rc = emit_block(w, w->block.p, w->block.len, w->block_records, 0);
+    }
     w->block.len = 0;
+    w->durs.len = 0;
     w->block_records = 0;
     return rc;
 }
@@ -400,6 +417,7 @@ rnr_writer *rnr_writer_open_io(rnr_io *io, const rnr_log_header *h,
     if (w->opts.compress > 9)
         w->opts.compress = 9;
     rnr_codec_state_init(&w->state, &w->h);
+    w->with_durs = rnr_log_kind_is_chunks(w->h.kind);
     uint8_t hdr[RNR_LOG_HEADER_SIZE];
     header_encode(&w->h, hdr);
     rnr_io_write(io, hdr, sizeof hdr);
@@ -419,17 +437,21 @@ rnr_writer *rnr_writer_open(const char *path, const rnr_log_header *h,
     return io ? rnr_writer_open_io(io, h, opts, err, errlen) : NULL;
 }
 
-/* Appends the record in w->record to the current block, first ending the
- * block if the record would push it past the hard bound. */
-static int append_record(rnr_writer *w)
+/* Appends the record in w->record (and, for chunk kinds, its duration
+ * DUR) to the current block, first ending the block if the record would
+ * push it past the hard bound. */
+static int append_record(rnr_writer *w, uint64_t dur)
 {
     size_t n = w->record.len;
-    if (n > RNR_BLOCK_MAX) {
+    size_t extra = w->with_durs ? 20 : 0;   /* a duration and the section's length */
+    if (n + extra > RNR_BLOCK_MAX) {
         writer_fail(w, "record of %zu bytes exceeds the block bound", n);
         return -1;
     }
-    if (w->block.len + n > RNR_BLOCK_MAX && finish_block(w) < 0)
+    if (w->block.len + w->durs.len + n + extra > RNR_BLOCK_MAX && finish_block(w) < 0)
         return -1;
+    if (w->with_durs)
+        buf_put_varint(&w->durs, dur);
     rnr_buf_put_bytes(&w->block, w->record.p, n);
     w->block_records++;
     w->counts.records++;
@@ -464,7 +486,7 @@ int rnr_writer_put_initial(rnr_writer *w, const rnr_initial_chunk *c)
     if (put_begin(w, ok, ok ? rnr_initial_check(&w->state, c, why, sizeof why) : 0, why) < 0)
         return -1;
     rnr_initial_encode(&w->state, c, &w->record);
-    return append_record(w);
+    return append_record(w, c->dur);
 }
 
 int rnr_writer_put_final(rnr_writer *w, const rnr_final_chunk *c)
@@ -474,7 +496,7 @@ int rnr_writer_put_final(rnr_writer *w, const rnr_final_chunk *c)
     if (put_begin(w, ok, ok ? rnr_final_check(&w->state, c, why, sizeof why) : 0, why) < 0)
         return -1;
     rnr_final_encode(&w->state, c, &w->record);
-    return append_record(w);
+    return append_record(w, c->dur);
 }
 
 int rnr_writer_put_input(rnr_writer *w, const rnr_input_record *r)
@@ -484,7 +506,7 @@ int rnr_writer_put_input(rnr_writer *w, const rnr_input_record *r)
     if (put_begin(w, ok, ok ? rnr_input_check(&w->state, r, why, sizeof why) : 0, why) < 0)
         return -1;
     rnr_input_encode(&w->state, r, &w->record);
-    return append_record(w);
+    return append_record(w, 0);
 }
 
 int rnr_writer_flush(rnr_writer *w)
@@ -504,6 +526,8 @@ static void writer_free(rnr_writer *w)
         deflateEnd(&w->z);
     rnr_codec_state_free(&w->state);
     rnr_buf_free(&w->block);
+    rnr_buf_free(&w->durs);
+    rnr_buf_free(&w->framed);
     rnr_buf_free(&w->record);
     rnr_buf_free(&w->packed);
     free(w);
@@ -543,6 +567,9 @@ struct rnr_reader {
     decode_scratch scratch;
     rnr_buf stored, raw;      /* current block as read and as decoded */
     rnr_cursor cur;
+    rnr_cursor dcur;          /* the block's duration section (version 4 chunk kinds) */
+    unsigned version;
+    int with_durs;
     uint64_t block_offset;    /* file offset of the current block */
     uint64_t block_index;
     uint32_t block_records, block_left;
@@ -600,9 +627,10 @@ rnr_reader *rnr_reader_open_io(rnr_io *io, char *err, size_t errlen)
         problem = why;
     } else if (get_le(hdr + 60, 4) != crc32(0L, hdr, 60)) {
         problem = "header checksum mismatch (corrupt header)";
-    } else if (get_le(hdr + 8, 2) != RNR_LOG_VERSION) {
-        snprintf(why, sizeof why, "unsupported format version %u (this rnr reads version %u)",
-                 (unsigned)get_le(hdr + 8, 2), RNR_LOG_VERSION);
+    } else if (get_le(hdr + 8, 2) != RNR_LOG_VERSION &&
+               get_le(hdr + 8, 2) != RNR_LOG_VERSION_OLDEST) {
+        snprintf(why, sizeof why, "unsupported format version %u (this rnr reads versions %u and %u)",
+                 (unsigned)get_le(hdr + 8, 2), RNR_LOG_VERSION_OLDEST, RNR_LOG_VERSION);
         problem = why;
     } else if (get_le(hdr + 56, 4) != 0) {
         problem = "reserved header field is not zero";
@@ -623,6 +651,8 @@ rnr_reader *rnr_reader_open_io(rnr_io *io, char *err, size_t errlen)
     memset(r, 0, sizeof *r);
     r->io = io;
     r->h = h;
+    r->version = (unsigned)get_le(hdr + 8, 2);
+    r->with_durs = r->version >= 4 && rnr_log_kind_is_chunks(h.kind);
     rnr_codec_state_init(&r->state, &r->h);
     r->counts.stored_bytes = sizeof hdr;
     return r;
@@ -635,6 +665,8 @@ rnr_reader *rnr_reader_open(const char *path, char *err, size_t errlen)
 }
 
 const rnr_log_header *rnr_reader_header(const rnr_reader *r) { return &r->h; }
+unsigned rnr_reader_version(const rnr_reader *r) { return r->version; }
+int rnr_reader_has_durations(const rnr_reader *r) { return r->with_durs; }
 
 void rnr_reader_on_block(rnr_reader *r, void (*fn)(void *ctx, const uint8_t *raw, size_t n),
                          void *ctx)
@@ -754,6 +786,20 @@ static int next_block(rnr_reader *r)
         reader_fail(r, off, "block declares %u records in %u bytes (corrupt block header)", nrec, raw);
         return -1;
     }
+    if (r->with_durs) {
+        uint64_t dlen;
+        if (cur_varint(&r->cur, &dlen) < 0 || dlen > (uint64_t)(r->cur.end - r->cur.p) ||
+            dlen < nrec) {
+            reader_fail(r, off, "block's duration section is malformed (corrupt block)");
+            return -1;
+        }
+        r->dcur.p = r->cur.p;
+        r->dcur.end = r->cur.p + dlen;
+        r->cur.p += dlen;
+        r->counts.duration_bytes += (uint64_t)(r->cur.p - payload);
+        payload = r->cur.p;
+        raw = (uint32_t)(r->cur.end - r->cur.p);
+    }
     r->counts.blocks++;
     r->counts.raw_bytes += raw;
     if (r->on_block)
@@ -797,7 +843,10 @@ static int reader_finish(rnr_reader *r, int rc, const char *why)
     }
     r->block_left--;
     r->counts.records++;
-    if (r->block_left == 0 && r->cur.p != r->cur.end) {
+    if (r->block_left == 0 && r->with_durs && r->dcur.p != r->dcur.end) {
+        reader_fail(r, r->block_offset, "block %llu has %zu bytes after its last duration",
+                    (unsigned long long)r->block_index, (size_t)(r->dcur.end - r->dcur.p));
+    } else if (r->block_left == 0 && r->cur.p != r->cur.end) {
         /* The block's records are good but it has bytes after the last:
          * deliver this record; the next call reports the corruption. */
         reader_fail(r, r->block_offset, "block %llu has %zu bytes after its last record",
@@ -806,13 +855,28 @@ static int reader_finish(rnr_reader *r, int rc, const char *why)
     return 1;
 }
 
+/* The record's duration from the block's section (0 for a log without
+ * durations); 0, or -1 with the problem in err. */
+static int read_duration(rnr_reader *r, uint64_t *dur, char *err, size_t errlen)
+{
+    *dur = 0;
+    if (r->with_durs && cur_varint(&r->dcur, dur) < 0) {
+        snprintf(err, errlen, "malformed or cut duration");
+        return -1;
+    }
+    return 0;
+}
+
 int rnr_reader_next_initial(rnr_reader *r, rnr_initial_chunk *out)
 {
     char why[RNR_ERR_MAX - 96];
     int rc = reader_advance(r, r->h.kind == RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    return reader_finish(r, rnr_initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
+    int dec = rnr_initial_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why);
+    if (dec == 0 && read_duration(r, &out->dur, why, sizeof why) < 0)
+        dec = -1;
+    return reader_finish(r, dec, why);
 }
 
 int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
@@ -821,7 +885,10 @@ int rnr_reader_next_final(rnr_reader *r, rnr_final_chunk *out)
     int rc = reader_advance(r, rnr_log_kind_is_chunks(r->h.kind) && r->h.kind != RNR_LOG_INITIAL);
     if (rc <= 0)
         return rc;
-    return reader_finish(r, rnr_final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why), why);
+    int dec = rnr_final_decode(&r->state, &r->cur, &r->scratch, out, why, sizeof why);
+    if (dec == 0 && read_duration(r, &out->dur, why, sizeof why) < 0)
+        dec = -1;
+    return reader_finish(r, dec, why);
 }
 
 int rnr_reader_next_input(rnr_reader *r, rnr_input_record *out)

@@ -11,8 +11,10 @@
 
 /* Bump RNR_LOG_VERSION when the meaning of any byte of the file header,
  * the block frame or a record encoding changes, or a field is added.
- * Readers accept exactly this version. */
-#define RNR_LOG_VERSION 3u
+ * Readers accept this version and RNR_LOG_VERSION_OLDEST (docs/formats.md,
+ * "Versioning"): version 3 logs have no chunk durations (read as 0). */
+#define RNR_LOG_VERSION 4u
+#define RNR_LOG_VERSION_OLDEST 3u
 #define RNR_LOG_MAGIC "\x89RNRLOG\n"
 #define RNR_LOG_MAGIC_LEN 8u
 #define RNR_LOG_HEADER_SIZE 64u
@@ -66,6 +68,7 @@ typedef struct rnr_initial_chunk {
     uint64_t ts;            /* termination timestamp, cycles */
     uint64_t cs;            /* instructions, >= 1 */
     uint32_t reason;        /* rnr_chunk_reason */
+    uint64_t dur;           /* recorded duration in cycles (docs/formats.md); 0 = unknown */
     uint32_t nsv;
     rnr_sv_entry *sv;       /* nsv entries, cpus ascending, none == cpu */
 } rnr_initial_chunk;
@@ -82,6 +85,7 @@ typedef struct rnr_final_chunk {
     uint32_t cpu;
     uint32_t tid;
     uint64_t cs;            /* instructions, >= 1 */
+    uint64_t dur;           /* recorded cycles: the sum of its initial chunks'; 0 = unknown */
     uint32_t nstv;
     uint32_t *stv;          /* successor CPUs: one token to each, ascending, none == cpu */
     uint32_t nptv;
@@ -115,7 +119,8 @@ typedef struct rnr_input_record {
 typedef struct rnr_log_counts {
     uint64_t records;
     uint64_t blocks;        /* data blocks, not counting the end block */
-    uint64_t raw_bytes;     /* encoded records, before compression */
+    uint64_t raw_bytes;     /* encoded records, before compression, without durations */
+    uint64_t duration_bytes; /* the blocks' duration sections (chunk kinds, version 4) */
     uint64_t stored_bytes;  /* file bytes: header, frames, payloads, end block */
 } rnr_log_counts;
 
@@ -175,6 +180,11 @@ rnr_reader *rnr_reader_open(const char *path, char *err, size_t errlen);
 /* The same on a stream; the reader owns io from now on, also on failure. */
 rnr_reader *rnr_reader_open_io(rnr_io *io, char *err, size_t errlen);
 const rnr_log_header *rnr_reader_header(const rnr_reader *r);
+/* The version in the log's header (RNR_LOG_VERSION_OLDEST..RNR_LOG_VERSION). */
+unsigned rnr_reader_version(const rnr_reader *r);
+/* 1 if the log's chunks carry their recorded durations (a chunk log of
+ * version 4 or later; a version 3 log reads them as 0). */
+int rnr_reader_has_durations(const rnr_reader *r);
 
 /* Next record: 1 = one stored in *out (arrays and data owned by the reader,
  * valid until the next call), 0 = clean end of log, -1 = error (message in

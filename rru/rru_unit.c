@@ -52,6 +52,8 @@ struct rru_unit {
     uint64_t cur_count, cur_start;
     uint64_t last_bus;     /* time of the last own bus access + 1, 0 if none */
     uint64_t last_ts;      /* TS of the last chunk ended */
+    uint64_t span_from;    /* when the current chunk's time began: the enable, or the
+                            * previous chunk's TS while the unit stayed enabled */
     /* clusters: K slots, the current one (cc) and the closed window,
      * oldest first */
     cluster *slot;
@@ -346,6 +348,8 @@ static void end_chunk(rru_unit *u, uint64_t now, uint32_t reason, int conflict)
     b->c.ts = ts;
     b->c.cs = u->cur_count;
     b->c.reason = reason;
+    b->c.dur = ts - u->span_from;
+    u->span_from = ts;
     b->c.nsv = 0;
     b->c.sv = b->sv;
     b->start = u->cur_start;
@@ -537,6 +541,8 @@ void rru_enable(rru_unit *u, uint64_t now, uint32_t tag)
 {
     if (u->enabled && tag != u->tag)
         end_chunk(u, now, RNR_END_SWITCH, 0);
+    if (!u->enabled)
+        u->span_from = now;
     u->enabled = 1;
     u->tag = tag;
 }

@@ -40,7 +40,7 @@ static rnr_membuf initial_log(uint32_t cpus, uint64_t msp, const ispec *s, size_
     ck_assert_msg(w != NULL, "%s", err);
     for (size_t i = 0; i < n; i++) {
         rnr_sv_entry sv[16];
-        rnr_initial_chunk c = { s[i].cpu, s[i].tid, s[i].ts, s[i].cs, RNR_END_SIZE, 0, sv };
+        rnr_initial_chunk c = { s[i].cpu, s[i].tid, s[i].ts, s[i].cs, RNR_END_SIZE, 0, 0, sv };
         for (const char *p = s[i].sv; p && *p;) {
             unsigned cpu;
             unsigned long long t;
@@ -67,7 +67,7 @@ static rnr_membuf final_log(uint32_t kind, uint32_t cpus, const fspec *s, size_t
     for (size_t i = 0; i < n; i++) {
         uint32_t stv[16];
         rnr_ptv_entry ptv[16];
-        rnr_final_chunk c = { s[i].cpu, s[i].tid, s[i].cs, 0, stv, 0, ptv };
+        rnr_final_chunk c = { s[i].cpu, s[i].tid, s[i].cs, 0, 0, stv, 0, ptv };
         for (const char *p = s[i].stv; p && *p;) {
             unsigned cpu;
             int used;
@@ -351,9 +351,9 @@ START_TEST(maxpar_rejects_malformed_successor_vectors)
     };
     for (size_t i = 0; i < N(rows); i++) {
         maxpar *m = maxpar_new(4, 100, drop_emit, NULL);
-        rnr_initial_chunk before = { 0, 1, 10, 5, RNR_END_SIZE, 0, NULL };
+        rnr_initial_chunk before = { 0, 1, 10, 5, RNR_END_SIZE, 0, 0, NULL };
         ck_assert_int_eq(maxpar_add(m, &before), 0);
-        rnr_initial_chunk c = { 2, 1, 10, 5, RNR_END_SIZE, rows[i].nsv, (rnr_sv_entry *)rows[i].sv };
+        rnr_initial_chunk c = { 2, 1, 10, 5, RNR_END_SIZE, 0, rows[i].nsv, (rnr_sv_entry *)rows[i].sv };
         int rc = maxpar_add(m, &c);
         if (!rows[i].want) {
             ck_assert_msg(rc == 0, "row %zu: %s", i, maxpar_error(m));

@@ -131,7 +131,7 @@ START_TEST(cli_dump_prints_header_and_one_line_per_record)
     tu_output o;
     tu_rnr(&o, (const char *[]){ "dump", path, NULL });
     ck_assert_int_eq(o.status, 0);
-    ck_assert_str_eq(o.out, "# rnr serial log, format 3, cpus 2, msp 0, program unknown\n"
+    ck_assert_str_eq(o.out, "# rnr serial log, format 4, cpus 2, msp 0, program unknown\n"
                             "0 tid 10 cs 100\n1 tid 11 cs 101\n2 tid 12 cs 102\n"
                             "3 tid 10 cs 103\n4 tid 11 cs 104\n");
     tu_output_free(&o);

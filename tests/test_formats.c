@@ -59,6 +59,7 @@ static void random_model(model *m, uint32_t kind, uint32_t cpus, size_t n, uint6
             c->ts = ts[cpu];
             c->cs = extreme ? UINT64_MAX : 1 + tu_below(rng, 100000);
             c->reason = (uint32_t)tu_below(rng, RNR_END_REASON_COUNT);
+            c->dur = extreme ? UINT64_MAX : tu_below(rng, 20000);
             c->sv = r->sv;
             for (uint32_t k = 0; k < cpus; k++) {
                 if (k == cpu || tu_below(rng, 3) != 0)
@@ -91,6 +92,7 @@ static void random_model(model *m, uint32_t kind, uint32_t cpus, size_t n, uint6
             rnr_final_chunk *c = &r->fc;
             c->tid = tid;
             c->cs = extreme ? UINT64_MAX >> 1 : 1 + tu_below(rng, 100000);
+            c->dur = extreme ? UINT64_MAX : tu_below(rng, 200000);
             c->stv = r->stv;
             c->ptv = r->ptv;
             if (rnr_log_kind_has_tokens(kind)) {
@@ -143,7 +145,7 @@ static int same_record(uint32_t kind, const stored_rec *want, const void *got_re
     if (kind == RNR_LOG_INITIAL) {
         const rnr_initial_chunk *a = &want->ic, *b = got_rec;
         if (a->cpu != b->cpu || a->tid != b->tid || a->ts != b->ts || a->cs != b->cs ||
-            a->reason != b->reason || a->nsv != b->nsv)
+            a->reason != b->reason || a->dur != b->dur || a->nsv != b->nsv)
             return 0;
         for (uint32_t i = 0; i < a->nsv; i++)
             if (a->sv[i].cpu != b->sv[i].cpu || a->sv[i].ts != b->sv[i].ts)
@@ -157,7 +159,7 @@ static int same_record(uint32_t kind, const stored_rec *want, const void *got_re
                (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
     }
     const rnr_final_chunk *a = &want->fc, *b = got_rec;
-    if (a->cpu != b->cpu || a->tid != b->tid || a->cs != b->cs || a->nstv != b->nstv ||
+    if (a->cpu != b->cpu || a->tid != b->tid || a->cs != b->cs || a->dur != b->dur || a->nstv != b->nstv ||
         a->nptv != b->nptv)
         return 0;
     for (uint32_t i = 0; i < a->nstv; i++)
@@ -782,14 +784,14 @@ END_TEST
 START_TEST(formats_encoding_matches_documented_example)
 {
     static const uint8_t want[] = {
-        0x89, 0x52, 0x4e, 0x52, 0x4c, 0x4f, 0x47, 0x0a, 0x03, 0x00, 0x03, 0x00, 0x02, 0x00, 0x00, 0x00,
+        0x89, 0x52, 0x4e, 0x52, 0x4c, 0x4f, 0x47, 0x0a, 0x04, 0x00, 0x03, 0x00, 0x02, 0x00, 0x00, 0x00,
         0xa0, 0x86, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x57, 0x2c, 0xa2, 0x05,
-        0x11, 0x00, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0x44, 0xeb, 0x23, 0xfd, 0x07, 0x00, 0x07, 0xac, 0x02, 0x01, 0x01, 0x0b, 0x01, 0x08, 0x96, 0x01,
-        0x01, 0x00, 0x01, 0x00, 0x14, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x02, 0x00, 0x00, 0x00, 0xa1, 0xe1, 0x16, 0x70, 0x03,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x35, 0xde, 0xb5, 0xc3,
+        0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x3a, 0xe5, 0xc0, 0x43, 0x05, 0x90, 0x03, 0xc8, 0x01, 0x1e, 0x07, 0x00, 0x07, 0xac, 0x02, 0x01,
+        0x01, 0x0b, 0x01, 0x08, 0x96, 0x01, 0x01, 0x00, 0x01, 0x00, 0x14, 0x01, 0x00, 0x00, 0x00, 0x01,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0xa1, 0xe1, 0x16, 0x70, 0x03,
     };
     rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 2, .msp = 100000 };
     rnr_membuf out = { 0 };
@@ -797,9 +799,9 @@ START_TEST(formats_encoding_matches_documented_example)
     rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "ex"), &h, NULL, err, sizeof err);
     uint32_t stv[1] = { 1 };
     rnr_ptv_entry ptv[1] = { { 0, 1 } };
-    rnr_final_chunk a = { .cpu = 0, .tid = 7, .cs = 300, .nstv = 1, .stv = stv };
-    rnr_final_chunk b = { .cpu = 1, .tid = 8, .cs = 150, .nptv = 1, .ptv = ptv };
-    rnr_final_chunk c = { .cpu = 1, .tid = 8, .cs = 20 };
+    rnr_final_chunk a = { .cpu = 0, .tid = 7, .cs = 300, .dur = 400, .nstv = 1, .stv = stv };
+    rnr_final_chunk b = { .cpu = 1, .tid = 8, .cs = 150, .dur = 200, .nptv = 1, .ptv = ptv };
+    rnr_final_chunk c = { .cpu = 1, .tid = 8, .cs = 20, .dur = 30 };
     ck_assert_int_eq(rnr_writer_put_final(w, &a), 0);
     ck_assert_int_eq(rnr_writer_put_final(w, &b), 0);
     ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
@@ -821,8 +823,8 @@ START_TEST(formats_uniform_successor_vector_is_compact_and_exact)
             one[i] = (rnr_sv_entry){ q, i == 40 ? 901 : 900 };   /* not uniform */
             i++;
         }
-    const rnr_initial_chunk chunks[2] = { { 5, 7, 800, 100, RNR_END_SERIALIZE, 63, sv },
-                                          { 5, 7, 850, 100, RNR_END_SIZE, 63, one } };
+    const rnr_initial_chunk chunks[2] = { { 5, 7, 800, 100, RNR_END_SERIALIZE, 0, 63, sv },
+                                          { 5, 7, 850, 100, RNR_END_SIZE, 0, 63, one } };
     uint64_t raw[2];
     for (int k = 0; k < 2; k++) {
         rnr_log_header h = { .kind = RNR_LOG_INITIAL, .cpus = 64, .msp = 1000 };
@@ -862,8 +864,8 @@ START_TEST(formats_dense_token_vectors_are_bitmaps)
             pall[i] = (rnr_ptv_entry){ q, 1 + q % 3 };
             i++;
         }
-    const rnr_final_chunk chunks[2] = { { 9, 4, 1000, 63, all, 63, pall },
-                                        { 9, 4, 1000, 2, few, 0, NULL } };
+    const rnr_final_chunk chunks[2] = { { 9, 4, 1000, 0, 63, all, 63, pall },
+                                        { 9, 4, 1000, 0, 2, few, 0, NULL } };
     uint64_t raw[2];
     for (int k = 0; k < 2; k++) {
         rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 64, .msp = 1000 };
@@ -892,6 +894,167 @@ START_TEST(formats_dense_token_vectors_are_bitmaps)
     /* 63 tokens: 8 + 8 bytes of bitmaps and 63 counts, not 2 x 64 + 63. */
     ck_assert_msg(raw[0] < 90, "dense record took %llu bytes", (unsigned long long)raw[0]);
     ck_assert_msg(raw[1] <= 8, "sparse record took %llu bytes", (unsigned long long)raw[1]);
+}
+END_TEST
+
+/* The blocks' duration sections are counted apart from the records: the
+ * same records written with large durations and with none have the same
+ * raw bytes and hand on_block the same payloads (so bytes.raw and
+ * bytes.zlib do not move); the section's bytes are duration_bytes, the
+ * same for writer and reader, and every duration reads back. */
+typedef struct payload_buf {
+    uint8_t *p;
+    size_t len;
+} payload_buf;
+
+static void collect_payload(void *ctx, const uint8_t *raw, size_t n)
+{
+    payload_buf *b = ctx;
+    b->p = realloc(b->p, b->len + n);
+    ck_assert_ptr_nonnull(b->p);
+    memcpy(b->p + b->len, raw, n);
+    b->len += n;
+}
+
+START_TEST(formats_durations_are_counted_apart_from_the_records)
+{
+    enum { N = 3000 };
+    uint64_t raw[2], dbytes[2], stored[2];
+    payload_buf payload[2] = { { 0 }, { 0 } };
+    for (int k = 0; k < 2; k++) {
+        rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 4, .msp = 1000 };
+        rnr_membuf out = { 0 };
+        char err[RNR_ERR_MAX];
+        rnr_writer_opts o = { 4096, 0 };
+        rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "t"), &h, &o, err, sizeof err);
+        for (uint32_t i = 0; i < N; i++) {
+            rnr_final_chunk c = { .cpu = i % 4, .tid = 10 + i % 4, .cs = 7 + i,
+                                  .dur = k ? 1000003ull * i : 0 };
+            ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+        }
+        ck_assert_int_eq(rnr_writer_flush(w), 0);
+        const rnr_log_counts wc = *rnr_writer_counts(w);
+        ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(out.data, out.len, "t"), err, sizeof err);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_uint_eq(rnr_reader_version(r), RNR_LOG_VERSION);
+        ck_assert_int_eq(rnr_reader_has_durations(r), 1);
+        rnr_reader_on_block(r, collect_payload, &payload[k]);
+        rnr_final_chunk c;
+        for (uint32_t i = 0; i < N; i++) {
+            ck_assert_int_eq(rnr_reader_next_final(r, &c), 1);
+            ck_assert_uint_eq(c.cs, 7 + i);
+            ck_assert_uint_eq(c.dur, k ? 1000003ull * i : 0);
+        }
+        ck_assert_int_eq(rnr_reader_next_final(r, &c), 0);
+        const rnr_log_counts *rc = rnr_reader_counts(r);
+        ck_assert_uint_eq(rc->raw_bytes, wc.raw_bytes);
+        ck_assert_uint_eq(rc->duration_bytes, wc.duration_bytes);
+        ck_assert_uint_eq(rc->stored_bytes, out.len);
+        ck_assert_uint_eq(rc->blocks, wc.blocks);
+        /* File = header, frames, end block, records and duration sections. */
+        ck_assert_uint_eq(out.len, RNR_LOG_HEADER_SIZE + (rc->blocks + 1) * RNR_BLOCK_HEADER_SIZE + 2 +
+                                       rc->raw_bytes + rc->duration_bytes);
+        raw[k] = rc->raw_bytes;
+        dbytes[k] = rc->duration_bytes;
+        stored[k] = rc->stored_bytes;
+        rnr_reader_close(r);
+        free(out.data);
+    }
+    ck_assert_uint_eq(raw[0], raw[1]);
+    ck_assert_uint_eq(payload[0].len, raw[0]);
+    ck_assert_uint_eq(payload[1].len, raw[1]);
+    ck_assert(memcmp(payload[0].p, payload[1].p, payload[0].len) == 0);
+    ck_assert_uint_gt(dbytes[0], (uint64_t)N);       /* one byte per 0, and the sections' lengths */
+    ck_assert_uint_gt(dbytes[1], dbytes[0] + 2 * (uint64_t)N);
+    ck_assert_uint_eq(stored[1] - stored[0], dbytes[1] - dbytes[0]);
+    free(payload[0].p);
+    free(payload[1].p);
+}
+END_TEST
+
+/* Logs of the previous version (tests/data/v3, written before chunks had
+ * durations) still read: every chunk with duration 0 (unknown), and
+ * `rnr dump` and `rnr stats` print what they printed then. */
+static char *read_text(const char *path)
+{
+    size_t n;
+    uint8_t *b = tu_read_file(path, &n);
+    char *t = realloc(b, n + 1);
+    ck_assert_ptr_nonnull(t);
+    t[n] = 0;
+    return t;
+}
+
+/* TEXT without its lines starting with PREFIX (a malloc'd copy). */
+static char *without_lines(const char *text, const char *prefix)
+{
+    char *out = malloc(strlen(text) + 1);
+    ck_assert_ptr_nonnull(out);
+    size_t at = 0, plen = strlen(prefix);
+    for (const char *l = text; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
+        if (strncmp(l, prefix, plen) != 0) {
+            memcpy(out + at, l, len);
+            at += len;
+        }
+        l += len;
+    }
+    out[at] = 0;
+    return out;
+}
+
+START_TEST(formats_reads_version_3_logs)
+{
+    static const char *const kinds[] = { "initial", "maxpar", "stitched", "serial", "stserial" };
+    const char *data = tu_env("RNR_TEST_DATA");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char log[4096], want_dump[4096], want_stats[4096];
+        snprintf(log, sizeof log, "%s/v3/%s.log", data, kinds[i]);
+        snprintf(want_dump, sizeof want_dump, "%s/v3/%s.dump", data, kinds[i]);
+        snprintf(want_stats, sizeof want_stats, "%s/v3/%s.stats", data, kinds[i]);
+        char err[RNR_ERR_MAX];
+        rnr_reader *r = rnr_reader_open(log, err, sizeof err);
+        ck_assert_msg(r != NULL, "%s", err);
+        ck_assert_uint_eq(rnr_reader_version(r), 3);
+        ck_assert_int_eq(rnr_reader_has_durations(r), 0);
+        uint64_t n = 0;
+        int rc;
+        if (rnr_reader_header(r)->kind == RNR_LOG_INITIAL) {
+            rnr_initial_chunk c;
+            while ((rc = rnr_reader_next_initial(r, &c)) == 1) {
+                ck_assert_uint_eq(c.dur, 0);
+                n++;
+            }
+        } else {
+            rnr_final_chunk c;
+            while ((rc = rnr_reader_next_final(r, &c)) == 1) {
+                ck_assert_uint_eq(c.dur, 0);
+                n++;
+            }
+        }
+        ck_assert_msg(rc == 0, "%s", rnr_reader_error(r));
+        ck_assert_uint_gt(n, 0);
+        ck_assert_uint_eq(rnr_reader_counts(r)->duration_bytes, 0);
+        rnr_reader_close(r);
+        tu_output o;
+        tu_rnr(&o, (const char *[]){ "dump", log, NULL });
+        ck_assert_int_eq(o.status, 0);
+        char *want = read_text(want_dump);
+        ck_assert_str_eq(o.out, want);
+        free(want);
+        tu_output_free(&o);
+        tu_rnr(&o, (const char *[]){ "stats", log, NULL });
+        ck_assert_int_eq(o.status, 0);
+        want = read_text(want_stats);
+        char *a = without_lines(o.out, "file: "), *b = without_lines(want, "file: ");
+        ck_assert_str_eq(a, b);
+        free(a);
+        free(b);
+        free(want);
+        tu_output_free(&o);
+    }
 }
 END_TEST
 
@@ -959,6 +1122,8 @@ TU_SUITE(formats)
     tcase_add_test(tc, formats_uniform_successor_vector_is_compact_and_exact);
     tcase_add_test(tc, formats_dense_token_vectors_are_bitmaps);
     tcase_add_test(tc, formats_check_records_are_thread_deltas);
+    tcase_add_test(tc, formats_durations_are_counted_apart_from_the_records);
+    tcase_add_test(tc, formats_reads_version_3_logs);
     tc = tu_tcase(s, "stream", 20);
     tcase_add_test(tc, formats_reader_consumes_pipe_while_written);
     tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);

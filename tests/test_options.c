@@ -241,7 +241,7 @@ static const char file_check[] =
     "n = 0\n"
     "for line in text.splitlines():\n"
     "    k, v = line.split(': ', 1)\n"
-    "    if k.startswith('cpu.'):\n"
+    "    if k.startswith('cpu.') and k.count('.') == 1:\n"
     "        ch, ins = v.replace(' chunks', '').replace(' instructions', '').split(', ')\n"
     "        pairs = [(k + '.chunks', ch), (k + '.instructions', ins)]\n"
     "    else:\n"
@@ -265,9 +265,10 @@ START_TEST(stats_csv_and_json_of_a_log_file_carry_the_texts_figures)
         const char *log, *keys;
     } logs[] = {
         { "maxpar.log", "file,kind,records,instructions,bytes.raw,bytes.zlib,bits_per_kinstr.zlib,"
-                        "critical_path,parallelism,replay.cycles.w1,tokens" },
-        { "initial.log", "kind,records,sv_entries,cpu.0.chunks,cpu.3.instructions,end.conflict,"
-                         "maxpar.tokens,mean_chunk_size" },
+                        "critical_path,parallelism,replay.cycles.w1,tokens,critical_path.recorded,"
+                        "replay.recorded.cycles.w1" },
+        { "initial.log", "kind,records,sv_entries,cpu.0.chunks,cpu.3.instructions,cpu.3.recorded_cycles,"
+                         "bytes.duration,end.conflict,maxpar.tokens,mean_chunk_size" },
         { "input.log", "kind,records,bytes.raw,mem_bytes" },
         { "stserial.log", "kind,critical_path,replay.token_latency" },
     };
@@ -326,7 +327,18 @@ static const char bundle_check[] =
     "        if t[col] == '-':\n"
     "            assert c[k] == '' and k not in o, (k, c, o)\n"
     "        else:\n"
-    "            assert c[k] == t[col] and float(o[k]) == float(t[col]), (k, t, c, o)\n";
+    "            assert c[k] == t[col] and float(o[k]) == float(t[col]), (k, t, c, o)\n"
+    "by_log = {c['log']: c for c in rows}\n"
+    "sims = [l.split() for l in lines if l.split() and '.w' in l.split()[0] and\n"
+    "        l.split()[0].split('.w')[0] in ('maxpar', 'stitched', 'serial', 'stserial')]\n"
+    "assert len(sims) == 4 * len([k for k in hdr if k.startswith('replay.cycles.w')]), sims\n"
+    "for s in sims:\n"
+    "    fmt, w = s[0].split('.w')\n"
+    "    c = by_log[fmt]\n"
+    "    for col, k in ((1, 'replay.cycles.w'), (2, 'replay.ratio.w'), (3, 'replay.recorded.cycles.w'),\n"
+    "                   (4, 'replay.recorded.ratio.w')):\n"
+    "        assert c[k + w] == s[col], (k + w, c[k + w], s)\n"
+    "    assert c['critical_path.recorded'] == s[5], (c, s)\n";
 
 START_TEST(stats_csv_and_json_of_a_bundle_carry_the_tables_rows)
 {

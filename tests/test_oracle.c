@@ -39,8 +39,8 @@ START_TEST(oracle_bounds_of_a_worked_example)
      * first half precedes B's second half: critical path 100, parallelism 2. */
     char *dir = tu_tmpdir();
     const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
-    rnr_initial_chunk c[2] = {{0, 10, 500, 100, RNR_END_STOP, 0, NULL},
-                              {1, 11, 600, 100, RNR_END_STOP, 0, NULL}};
+    rnr_initial_chunk c[2] = {{0, 10, 500, 100, RNR_END_STOP, 0, 0, NULL},
+                              {1, 11, 600, 100, RNR_END_STOP, 0, 0, NULL}};
     write_initial(log, c, 2, 2);
     const char *t = "rnr-truth 1 cpus 2\nraw 40 0 10 49 49 450 1 11 50 50 550\n";
     tu_write_file(truth, t, strlen(t));
@@ -255,10 +255,10 @@ START_TEST(oracle_stream_gives_up_a_dependence_into_a_dropped_chunk)
 {
     char *dir = tu_tmpdir();
     const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
-    rnr_initial_chunk c[4] = {{0, 10, 100, 10, RNR_END_SIZE, 0, NULL},
-                              {0, 10, 200, 10, RNR_END_SIZE, 0, NULL},
-                              {0, 10, 300, 10, RNR_END_STOP, 0, NULL},
-                              {1, 11, 50, 1000, RNR_END_STOP, 0, NULL}};
+    rnr_initial_chunk c[4] = {{0, 10, 100, 10, RNR_END_SIZE, 0, 0, NULL},
+                              {0, 10, 200, 10, RNR_END_SIZE, 0, 0, NULL},
+                              {0, 10, 300, 10, RNR_END_STOP, 0, 0, NULL},
+                              {1, 11, 50, 1000, RNR_END_STOP, 0, 0, NULL}};
     write_initial(log, c, 4, 2);
     const char *t = "rnr-truth 1 cpus 2\nraw 40 1 11 0 0 10 0 10 5 5 60\n";
     tu_write_file(truth, t, strlen(t));
@@ -286,10 +286,10 @@ START_TEST(oracle_stream_keeps_a_source_behind_the_window)
 {
     char *dir = tu_tmpdir();
     const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
-    rnr_initial_chunk c[7] = {{0, 10, 1000, 1000, RNR_END_STOP, 0, NULL}};
+    rnr_initial_chunk c[7] = {{0, 10, 1000, 1000, RNR_END_STOP, 0, 0, NULL}};
     for (int i = 1; i <= 5; i++)
-        c[i] = (rnr_initial_chunk){1, 11, 1000 + 100 * (uint64_t)i, 10, RNR_END_SIZE, 0, NULL};
-    c[6] = (rnr_initial_chunk){2, 12, 2000, 10, RNR_END_STOP, 0, NULL};
+        c[i] = (rnr_initial_chunk){1, 11, 1000 + 100 * (uint64_t)i, 10, RNR_END_SIZE, 0, 0, NULL};
+    c[6] = (rnr_initial_chunk){2, 12, 2000, 10, RNR_END_STOP, 0, 0, NULL};
     write_initial(log, c, 7, 3);
     const char *t = "rnr-truth 1 cpus 3\nraw 40 0 10 999 999 990 2 12 0 0 1990\n";
     tu_write_file(truth, t, strlen(t));
@@ -320,10 +320,10 @@ START_TEST(oracle_stream_keeps_more_sources_behind_the_window_than_its_size)
 {
     char *dir = tu_tmpdir();
     const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
-    rnr_initial_chunk c[7] = {{0, 10, 1000, 1000, RNR_END_STOP, 0, NULL}};
+    rnr_initial_chunk c[7] = {{0, 10, 1000, 1000, RNR_END_STOP, 0, 0, NULL}};
     for (int i = 1; i <= 5; i++)
-        c[i] = (rnr_initial_chunk){1, 11, 1000 + 100 * (uint64_t)i, 10, RNR_END_SIZE, 0, NULL};
-    c[6] = (rnr_initial_chunk){2, 12, 2000, 40, RNR_END_STOP, 0, NULL};
+        c[i] = (rnr_initial_chunk){1, 11, 1000 + 100 * (uint64_t)i, 10, RNR_END_SIZE, 0, 0, NULL};
+    c[6] = (rnr_initial_chunk){2, 12, 2000, 40, RNR_END_STOP, 0, 0, NULL};
     write_initial(log, c, 7, 3);
     char t[8192] = "rnr-truth 1 cpus 3\n";
     for (unsigned i = 0; i < 40; i++) {
@@ -359,13 +359,13 @@ START_TEST(oracle_stream_holds_one_msp_of_chunks_with_hold_msp)
 {
     char *dir = tu_tmpdir();
     const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
-    rnr_initial_chunk c[15] = {{1, 11, 200, 10, RNR_END_SIZE, 0, NULL},
-                               {1, 11, 300, 10, RNR_END_SIZE, 0, NULL},
-                               {1, 11, 400, 10, RNR_END_SIZE, 0, NULL},
-                               {1, 11, 500, 10, RNR_END_SIZE, 0, NULL},
-                               {0, 10, 150, 10, RNR_END_STOP, 0, NULL}};
+    rnr_initial_chunk c[15] = {{1, 11, 200, 10, RNR_END_SIZE, 0, 0, NULL},
+                               {1, 11, 300, 10, RNR_END_SIZE, 0, 0, NULL},
+                               {1, 11, 400, 10, RNR_END_SIZE, 0, 0, NULL},
+                               {1, 11, 500, 10, RNR_END_SIZE, 0, 0, NULL},
+                               {0, 10, 150, 10, RNR_END_STOP, 0, 0, NULL}};
     for (int i = 5; i < 15; i++)
-        c[i] = (rnr_initial_chunk){1, 11, 1000 * (uint64_t)i, 10, i == 14 ? RNR_END_STOP : RNR_END_SIZE, 0,
+        c[i] = (rnr_initial_chunk){1, 11, 1000 * (uint64_t)i, 10, i == 14 ? RNR_END_STOP : RNR_END_SIZE, 0, 0,
                                    NULL};
     write_initial_msp(log, c, 15, 2, 1000);
     const char *t = "rnr-truth 1 cpus 2\nraw 40 0 10 5 5 145 1 11 0 0 195\n";
@@ -401,7 +401,7 @@ START_TEST(oracle_stream_gives_up_orders_it_cannot_follow)
     const char *log = tu_path(dir, "initial.log"), *truth = tu_path(dir, "truth.deps");
     oracle_bounds b;
     char err[512];
-    rnr_initial_chunk c1[2] = {{0, 10, 100, 10, RNR_END_STOP, 0, NULL}, {1, 11, 500, 1000, RNR_END_STOP, 0, NULL}};
+    rnr_initial_chunk c1[2] = {{0, 10, 100, 10, RNR_END_STOP, 0, 0, NULL}, {1, 11, 500, 1000, RNR_END_STOP, 0, 0, NULL}};
     write_initial(log, c1, 2, 2);
     const char *t = "rnr-truth 1 cpus 2\nraw 40 1 11 0 0 10 0 10 5 5 60\n";
     tu_write_file(truth, t, strlen(t));
@@ -409,10 +409,10 @@ START_TEST(oracle_stream_gives_up_orders_it_cannot_follow)
     ck_assert_msg(oracle_compute_file(log, truth, 0, 0, &b, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(b.chunk_critical_path, 1010);
 
-    rnr_initial_chunk c2[4] = {{1, 12, 150, 100, RNR_END_SWITCH, 0, NULL},  /* W */
-                               {1, 10, 200, 10, RNR_END_STOP, 0, NULL},     /* Y */
-                               {2, 11, 5000, 10, RNR_END_STOP, 0, NULL},
-                               {0, 10, 100, 10, RNR_END_SWITCH, 0, NULL}};  /* X */
+    rnr_initial_chunk c2[4] = {{1, 12, 150, 100, RNR_END_SWITCH, 0, 0, NULL},  /* W */
+                               {1, 10, 200, 10, RNR_END_STOP, 0, 0, NULL},     /* Y */
+                               {2, 11, 5000, 10, RNR_END_STOP, 0, 0, NULL},
+                               {0, 10, 100, 10, RNR_END_SWITCH, 0, 0, NULL}};  /* X */
     write_initial_msp(log, c2, 4, 3, 100);
     t = "rnr-truth 1 cpus 3\n";
     tu_write_file(truth, t, strlen(t));

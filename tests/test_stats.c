@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/metrics.h"
 #include "formats/log.h"
 #include "tests/testutil.h"
 
@@ -23,11 +24,11 @@ static void write_log(const char *path)
     ck_assert_msg(w != NULL, "%s", err);
     rnr_sv_entry sv[3] = {{1, 200}, {2, 160}, {3, 170}};
     const rnr_initial_chunk c[] = {
-        {0, 10, 150, 50, RNR_END_CONFLICT, 3, sv},   /* A */
-        {1, 11, 200, 40, RNR_END_SIZE, 0, NULL},     /* X1 */
-        {1, 11, 300, 60, RNR_END_SYSCALL, 0, NULL},  /* X2 */
-        {0, 10, 2000, 30, RNR_END_AGE, 0, NULL},
-        {3, 13, 5000, 20, RNR_END_SWITCH, 0, NULL},  /* D */
+        {0, 10, 150, 50, RNR_END_CONFLICT, 0, 3, sv},   /* A */
+        {1, 11, 200, 40, RNR_END_SIZE, 0, 0, NULL},     /* X1 */
+        {1, 11, 300, 60, RNR_END_SYSCALL, 0, 0, NULL},  /* X2 */
+        {0, 10, 2000, 30, RNR_END_AGE, 0, 0, NULL},
+        {3, 13, 5000, 20, RNR_END_SWITCH, 0, 0, NULL},  /* D */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         ck_assert_msg(rnr_writer_put_initial(w, &c[i]) == 0, "%s", rnr_writer_error(w));
@@ -82,10 +83,10 @@ static void write_final_log(const char *path)
     uint32_t stv1[] = {1};
     rnr_ptv_entry ptv0[] = {{0, 1}};
     const rnr_final_chunk c[] = {
-        {0, 10, 100, 1, stv1, 0, NULL},   /* A */
-        {1, 11, 50, 0, NULL, 1, ptv0},    /* B */
-        {2, 12, 100, 0, NULL, 0, NULL},   /* C */
-        {3, 13, 100, 0, NULL, 0, NULL},   /* D */
+        {0, 10, 100, 0, 1, stv1, 0, NULL},   /* A */
+        {1, 11, 50, 0, 0, NULL, 1, ptv0},    /* B */
+        {2, 12, 100, 0, 0, NULL, 0, NULL},   /* C */
+        {3, 13, 100, 0, 0, NULL, 0, NULL},   /* D */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         ck_assert_msg(rnr_writer_put_final(w, &c[i]) == 0, "%s", rnr_writer_error(w));
@@ -125,6 +126,114 @@ START_TEST(stats_cpus_simulates_replay_on_the_listed_cpu_counts)
 }
 END_TEST
 
+/* Field NAME of CSV row ROW (0 = the header) of TEXT, in OUT; 0 if absent.
+ * The fields here hold no commas or quotes. */
+static int csv_field_of(const char *text, int row, const char *name, char *out, size_t n)
+{
+    const char *hdr = text, *line = text;
+    for (int r = 0; r < row; r++) {
+        line = strchr(line, '\n');
+        if (!line)
+            return 0;
+        line++;
+    }
+    if (!*line)
+        return 0;
+    int col = 0;
+    size_t nlen = strlen(name);
+    for (const char *h = hdr; *h && *h != '\n'; col++) {
+        const char *e = h + strcspn(h, ",\n");
+        if ((size_t)(e - h) == nlen && strncmp(h, name, nlen) == 0) {
+            const char *f = line;
+            for (int c = 0; c < col && f; c++) {
+                f = strpbrk(f, ",\n");
+                f = f && *f == ',' ? f + 1 : NULL;
+            }
+            if (!f)
+                return 0;
+            size_t len = strcspn(f, ",\n");
+            snprintf(out, n, "%.*s", (int)len, f);
+            return len > 0;
+        }
+        h = *e == ',' ? e + 1 : e;
+    }
+    return 0;
+}
+
+/* A synthetic bundle with every format: `rnr stats` gives each final log
+ * its simulated replay on the recorded timing, the figures the metrics
+ * library computes on the same file, and for the bundle the ratios to the
+ * manifest's recorded cycles; the text has the second table. A log of
+ * version 3 (no durations) gets none of it (tests/test_formats.c). */
+START_TEST(stats_reports_replay_on_the_recorded_timing)
+{
+    char *dir = tu_tmpdir();
+    char *b = strdup(tu_path(dir, "b"));
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"synth", "-n", "4", "--insns", "40000", "--sharing", "high", "-o", b, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"backend", b, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    tu_output_free(&o);
+    char *cyc = tu_manifest_value(b, "cycles");
+    uint64_t recorded = strtoull(cyc, NULL, 10);
+    ck_assert_uint_gt(recorded, 0);
+    tu_output csv;
+    tu_rnr(&csv, (const char *[]){"stats", "--format", "csv", b, NULL});
+    ck_assert_msg(csv.status == 0, "%s", csv.err);
+    static const char *const kinds[] = {"maxpar", "stitched", "serial", "stserial"};
+    for (int k = 0; k < 4; k++) {
+        char log[4096], err[RNR_ERR_MAX];
+        snprintf(log, sizeof log, "%s/%s.log", b, kinds[k]);
+        dag_metrics m;
+        ck_assert_msg(metrics_compute_file(log, 100, 0, NULL, 0, &m, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(m.recorded, 1);
+        ck_assert_uint_eq(m.workers[m.nw - 1], 4);
+        tu_rnr(&o, (const char *[]){"stats", log, NULL});
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        char want[128], got[64];
+        snprintf(want, sizeof want, "\ncritical_path.recorded: %llu\n",
+                 (unsigned long long)m.critical_path_recorded);
+        expect_line(o.out, want);
+        int row = 0;
+        for (int r = 1; csv_field_of(csv.out, r, "log", got, sizeof got); r++)
+            if (strcmp(got, kinds[k]) == 0)
+                row = r;
+        ck_assert_int_gt(row, 0);
+        for (uint32_t i = 0; i < m.nw; i++) {
+            snprintf(want, sizeof want, "\nreplay.recorded.cycles.w%u: %llu\n", m.workers[i],
+                     (unsigned long long)m.makespan_recorded[i]);
+            expect_line(o.out, want);
+            char name[64];
+            snprintf(name, sizeof name, "replay.recorded.cycles.w%u", m.workers[i]);
+            ck_assert_msg(csv_field_of(csv.out, row, name, got, sizeof got), "no %s", name);
+            ck_assert_uint_eq(strtoull(got, NULL, 10), m.makespan_recorded[i]);
+            snprintf(name, sizeof name, "replay.recorded.ratio.w%u", m.workers[i]);
+            ck_assert_msg(csv_field_of(csv.out, row, name, got, sizeof got), "no %s", name);
+            snprintf(want, sizeof want, "%.3f", (double)m.makespan_recorded[i] / (double)recorded);
+            ck_assert_str_eq(got, want);
+            snprintf(name, sizeof name, "replay.ratio.w%u", m.workers[i]);
+            ck_assert_msg(csv_field_of(csv.out, row, name, got, sizeof got), "no %s", name);
+            snprintf(want, sizeof want, "%.3f", (double)m.makespan[i] / (double)recorded);
+            ck_assert_str_eq(got, want);
+        }
+        ck_assert_msg(csv_field_of(csv.out, row, "bytes.duration", got, sizeof got), "no bytes.duration");
+        tu_output_free(&o);
+    }
+    tu_output_free(&csv);
+    tu_rnr(&o, (const char *[]){"stats", b, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    expect_line(o.out, "\nmaxpar.w4 ");
+    expect_line(o.out, "\nstserial.w1 ");
+    tu_output_free(&o);
+    free(cyc);
+    free(b);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 TU_SUITE(stats)
 {
     Suite *s = suite_create("stats");
@@ -132,5 +241,6 @@ TU_SUITE(stats)
     tcase_add_test(tc, stats_of_an_initial_log_counts_reasons_and_the_fate_of_dependences);
     tc = tu_tcase(s, "replay_time", 30);
     tcase_add_test(tc, stats_cpus_simulates_replay_on_the_listed_cpu_counts);
+    tcase_add_test(tc, stats_reports_replay_on_the_recorded_timing);
     return s;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/passes.h"
 #include "backend/synth.h"
 #include "backend/verify.h"
 #include "rru/rru_unit.h"
@@ -586,6 +587,95 @@ START_TEST(rru_recorder_shortcuts_match_a_unit_without_them)
 }
 END_TEST
 
+/* A chunk's recorded duration runs from the unit's enable, or from its
+ * previous chunk's TS while the unit stayed enabled, to its own TS: the
+ * durations of a core's chunks tile the time it was enabled (with a
+ * thread), whatever ended them; a disabled stretch counts for nothing. */
+START_TEST(rru_chunk_durations_tile_the_enabled_time)
+{
+    rru_config cfg;
+    rru_unit *u = unit(2, 2, 4, &cfg);
+    rru_enable(u, 10, 1);
+    rru_retire(u, 30, 5);
+    rru_terminate(u, 50, RNR_END_SYSCALL);        /* 10..50 */
+    rru_retire(u, 60, 5);
+    rru_serialize(u, 80, RNR_END_SERIALIZE);      /* 50..80 */
+    rru_retire(u, 90, 5);
+    rru_disable(u, 120);                          /* 80..120 */
+    rru_enable(u, 200, 2);
+    rru_retire(u, 230, 5);
+    rru_terminate(u, 260, RNR_END_EXIT);          /* 200..260 */
+    rru_unit_stop(u, 300);
+    drained d = { .n = 0 };
+    rru_drain(u, 64, keep, &d);
+    ck_assert_int_eq(d.n, 4);
+    static const uint64_t begin[] = { 10, 50, 80, 200 };
+    uint64_t sum = 0;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(d.c[i].dur, d.c[i].ts - begin[i]);
+        sum += d.c[i].dur;
+    }
+    ck_assert_uint_eq(sum, (120 - 10) + (260 - 200));
+    rru_unit_free(u);
+}
+END_TEST
+
+/* On random synthetic runs: per cpu, each chunk's duration is at most the
+ * time since that cpu's previous chunk ended, so the durations add up to at
+ * most the run's cycles; MaxPar, Stitched and Serial add the durations of
+ * the chunks they merge, so each lane (MaxPar, Stitched) keeps its cpu's
+ * total and the Serial logs the whole. */
+START_TEST(synth_durations_fit_the_run_and_survive_every_pass)
+{
+    uint64_t rng = tu_seed(0xd0ce) + (uint64_t)_i * 131;
+    for (int round = 0; round < (tu_under_valgrind() ? 2 : 6); round++) {
+        synth_config c;
+        tu_synth_random(&c, &rng, 20000);
+        rnr_membuf in;
+        synth_result res;
+        synth_to_memory(&c, &in, NULL, &res);
+        char err[RNR_ERR_MAX];
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(in.data, in.len, "i"), err, sizeof err);
+        ck_assert_ptr_nonnull(r);
+        uint64_t busy[64] = { 0 }, last[64] = { 0 }, total = 0;
+        rnr_initial_chunk ic;
+        while (rnr_reader_next_initial(r, &ic) == 1) {
+            ck_assert_uint_le(ic.dur, ic.ts - last[ic.cpu]);
+            last[ic.cpu] = ic.ts;
+            busy[ic.cpu] += ic.dur;
+            total += ic.dur;
+        }
+        rnr_reader_close(r);
+        ck_assert_uint_gt(total, 0);
+        for (uint32_t q = 0; q < c.cpus; q++)
+            ck_assert_uint_le(busy[q], res.cycles);
+        rnr_membuf logs[4];
+        pass_summary sum;
+        ck_assert(pass_run_memory(PASS_MAXPAR, in.data, in.len, &logs[0], NULL, &sum, err, sizeof err) == 0);
+        ck_assert(pass_run_memory(PASS_STITCH, logs[0].data, logs[0].len, &logs[1], NULL, &sum, err, sizeof err) == 0);
+        ck_assert(pass_run_memory(PASS_SERIAL, logs[0].data, logs[0].len, &logs[2], NULL, &sum, err, sizeof err) == 0);
+        ck_assert(pass_run_memory(PASS_SERIAL, logs[1].data, logs[1].len, &logs[3], NULL, &sum, err, sizeof err) == 0);
+        for (int f = 0; f < 4; f++) {
+            r = rnr_reader_open_io(rnr_io_mem_reader(logs[f].data, logs[f].len, "f"), err, sizeof err);
+            ck_assert_ptr_nonnull(r);
+            uint64_t lane[64] = { 0 }, all = 0;
+            rnr_final_chunk fc;
+            while (rnr_reader_next_final(r, &fc) == 1) {
+                lane[fc.cpu] += fc.dur;
+                all += fc.dur;
+            }
+            rnr_reader_close(r);
+            ck_assert_uint_eq(all, total);
+            if (f < 2)
+                for (uint32_t q = 0; q < c.cpus; q++)
+                    ck_assert_uint_eq(lane[q], busy[q]);
+            free(logs[f].data);
+        }
+        free(in.data);
+    }
+}
+END_TEST
+
 TU_SUITE(synth)
 {
     Suite *s = suite_create("synth");
@@ -601,9 +691,11 @@ TU_SUITE(synth)
     tcase_add_test(tc, rru_bus_access_gives_the_chunk_a_later_ts);
     tcase_add_test(tc, rru_age_ends_chunks_and_evicts_within_bounded_silence);
     tcase_add_loop_test(tc, rru_recorder_shortcuts_match_a_unit_without_them, 0, 8);
+    tcase_add_test(tc, rru_chunk_durations_tile_the_enabled_time);
     tc = tu_tcase(s, "generator", 60);
     tcase_add_loop_test(tc, synth_log_keeps_bounded_silence_and_log_invariants, 0, 8);
     tcase_add_test(tc, synth_is_deterministic_in_its_config);
+    tcase_add_loop_test(tc, synth_durations_fit_the_run_and_survive_every_pass, 0, 4);
     tcase_add_loop_test(tc, synth_initial_log_enforces_the_ground_truth, 0, 8);
     return s;
 }

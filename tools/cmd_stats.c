@@ -38,6 +38,13 @@ const char cmd_stats_help[] =
     "counts of LIST instead: numbers and ranges, e.g. 3 or 1,2,8 or 1-8 (each\n"
     "1..64, at most 16 in all), printed in that order as replay.cycles.wN (for a\n"
     "bundle: columns cycles.wN of the table).\n"
+    "Logs that carry each chunk's recorded duration (format 4 on) also get the\n"
+    "same simulation on the recorded timing, each chunk lasting as long as it\n"
+    "took when recorded: critical_path.recorded (recorded cycles on the longest\n"
+    "path) and replay.recorded.cycles.wN; for a bundle also the ratios to the\n"
+    "recorded cycles, replay.ratio.wN (1 IPC) and replay.recorded.ratio.wN, in a\n"
+    "table after the first. The durations' own bytes are bytes.duration, not\n"
+    "part of bytes.raw or bytes.zlib.\n"
     "--format csv or json (any case; default text) prints the same figures under\n"
     "stable names, valid CSV with a header row or valid JSON: docs/formats.md,\n"
     "\"Stats output\". FILE may be '-' for standard input.\n"
@@ -72,6 +79,30 @@ static void print_cycles(const dag_metrics *m)
     }
 }
 
+/* The recorded-timing figures (logs with durations), and with the
+ * bundle's RECORDED cycles (0: a lone file) the ratios of both models. */
+static void print_recorded(const dag_metrics *m, uint64_t recorded)
+{
+    char name[64];
+    if (recorded)
+        for (uint32_t i = 0; i < m->nw; i++) {
+            snprintf(name, sizeof name, "replay.ratio.w%u", m->workers[i]);
+            OUT_F(name, 3, (double)m->makespan[i] / (double)recorded);
+        }
+    if (!m->recorded)
+        return;
+    OUT_U64("critical_path.recorded", m->critical_path_recorded);
+    for (uint32_t i = 0; i < m->nw; i++) {
+        snprintf(name, sizeof name, "replay.recorded.cycles.w%u", m->workers[i]);
+        OUT_U64(name, m->makespan_recorded[i]);
+    }
+    if (recorded)
+        for (uint32_t i = 0; i < m->nw; i++) {
+            snprintf(name, sizeof name, "replay.recorded.ratio.w%u", m->workers[i]);
+            OUT_F(name, 3, (double)m->makespan_recorded[i] / (double)recorded);
+        }
+}
+
 static void print_metrics(const dag_metrics *m)
 {
     OUT_U64("entries", m->chunks);
@@ -79,6 +110,7 @@ static void print_metrics(const dag_metrics *m)
     OUT_F("parallelism", 3, m->parallelism);
     OUT_U64("replay.token_latency", m->token_latency);
     print_cycles(m);
+    print_recorded(m, 0);
 }
 
 static double bits_per_kinstr(uint64_t bytes, uint64_t instructions)
@@ -101,6 +133,8 @@ static void print_file(const char *path, const rnr_log_summary *s)
     OUT_U64("bytes.file", s->counts.stored_bytes);
     OUT_U64("bytes.raw", s->counts.raw_bytes);
     OUT_U64("bytes.zlib", s->zlib_bytes);
+    if (s->counts.duration_bytes)
+        OUT_U64("bytes.duration", s->counts.duration_bytes);
     if (rnr_log_kind_is_chunks(kind)) {
         OUT_F("bits_per_kinstr.raw", 3, bits_per_kinstr(s->counts.raw_bytes, s->instructions));
         OUT_F("bits_per_kinstr.zlib", 3, bits_per_kinstr(s->zlib_bytes, s->instructions));
@@ -133,13 +167,16 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
     const rnr_log_header *h = rnr_reader_header(r);
     uint32_t cpus = h->cpus;
     uint64_t *chunks = calloc(cpus, sizeof *chunks), *insns = calloc(cpus, sizeof *insns);
+    uint64_t *busy = calloc(cpus, sizeof *busy);
+    int durs = rnr_reader_has_durations(r);
     uint64_t reasons[RNR_END_REASON_COUNT] = {0}, total = 0, n = 0, sv = 0;
     maxpar *m = maxpar_new(cpus, h->msp, discard_chunk, NULL);
     rnr_initial_chunk c;
-    int rc, failed = !chunks || !insns;
+    int rc, failed = !chunks || !insns || !busy;
     while (!failed && (rc = rnr_reader_next_initial(r, &c)) == 1) {
         chunks[c.cpu]++;
         insns[c.cpu] += c.cs;
+        busy[c.cpu] += c.dur;
         reasons[c.reason]++;
         total += c.cs;
         sv += c.nsv;
@@ -163,12 +200,18 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
             if (out_is_text()) {
                 printf("cpu.%u: %" PRIu64 " chunks, %" PRIu64 " instructions\n", q, chunks[q],
                        insns[q]);
+                if (durs)
+                    printf("cpu.%u.recorded_cycles: %" PRIu64 "\n", q, busy[q]);
                 continue;
             }
             snprintf(name, sizeof name, "cpu.%u.chunks", q);
             OUT_U64(name, chunks[q]);
             snprintf(name, sizeof name, "cpu.%u.instructions", q);
             OUT_U64(name, insns[q]);
+            if (durs) {
+                snprintf(name, sizeof name, "cpu.%u.recorded_cycles", q);
+                OUT_U64(name, busy[q]);
+            }
         }
         OUT_F("mean_chunk_size", 1, n ? (double)total / (double)n : 0.0);
         for (uint32_t k = 0; k < RNR_END_REASON_COUNT; k++) {
@@ -190,6 +233,7 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
     maxpar_free(m);
     free(chunks);
     free(insns);
+    free(busy);
     rnr_reader_close(r);
     return failed ? -1 : 0;
 }
@@ -233,6 +277,10 @@ static int stats_dir(const char *dir)
         OUT_U64("recorded_cycles", rnr_bundle_u64(b, "cycles"));
     }
     int rc = RNR_EXIT_OK, found = 0;
+    uint64_t recorded = rnr_bundle_u64(b, "cycles");
+    /* The text's second table: each final log's simulated replay in both models. */
+    struct { uint32_t kind; dag_metrics dm; } sims[4];
+    uint32_t nsims = 0;
     for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
         if (!rnr_bundle_has(b, bundle_logs[i]))
             continue;
@@ -264,6 +312,8 @@ static int stats_dir(const char *dir)
             OUT_U64("instructions", n);
             OUT_U64("bytes.raw", s.counts.raw_bytes);
             OUT_U64("bytes.zlib", s.zlib_bytes);
+            if (s.counts.duration_bytes)
+                OUT_U64("bytes.duration", s.counts.duration_bytes);
             OUT_F("bits_per_kinstr.raw", 3, bits_per_kinstr(s.counts.raw_bytes, n));
             OUT_F("bits_per_kinstr.zlib", 3, bits_per_kinstr(s.zlib_bytes, n));
         }
@@ -284,11 +334,38 @@ static int stats_dir(const char *dir)
             for (uint32_t k = 0; k < sim_ncpus && k < dm.nw; k++)
                 printf(" %12" PRIu64, dm.makespan[k]);
             printf("\n");
+            if (nsims < 4) {
+                sims[nsims].kind = s.header.kind;
+                sims[nsims++].dm = dm;
+            }
         } else {
             OUT_U64("critical_path", dm.critical_path);
             OUT_F("parallelism", 3, dm.parallelism);
             OUT_U64("replay.token_latency", dm.token_latency);
             print_cycles(&dm);
+            print_recorded(&dm, recorded);
+        }
+    }
+    if (text && nsims) {
+        printf("simulated replay on W CPUs, token latency %" PRIu64 " cycles: instruction-count "
+               "model (1 IPC) and recorded timing (chunks last their recorded cycles); ratio = "
+               "replay cycles / recorded cycles\n", sims[0].dm.token_latency);
+        printf("%-14s %14s %9s %14s %9s %14s\n", "log.wW", "cycles.1ipc", "ratio", "cycles.rec",
+               "ratio.rec", "crit.path.rec");
+        for (uint32_t i = 0; i < nsims; i++) {
+            const dag_metrics *m = &sims[i].dm;
+            for (uint32_t k = 0; k < m->nw; k++) {
+                char label[32];
+                snprintf(label, sizeof label, "%s.w%u", rnr_log_kind_name(sims[i].kind), m->workers[k]);
+                printf("%-14s %14" PRIu64 " %9.3f", label, m->makespan[k],
+                       recorded ? (double)m->makespan[k] / (double)recorded : 0.0);
+                if (m->recorded)
+                    printf(" %14" PRIu64 " %9.3f %14" PRIu64 "\n", m->makespan_recorded[k],
+                           recorded ? (double)m->makespan_recorded[k] / (double)recorded : 0.0,
+                           m->critical_path_recorded);
+                else
+                    printf(" %14s %9s %14s\n", "-", "-", "-");
+            }
         }
     }
     /* With the recorder's truth: the two upper bounds beside the formats. */
