@@ -192,6 +192,21 @@ static rnr_membuf pass(pass_kind k, const rnr_membuf *in)
     return out;
 }
 
+/* A random synthetic recording of INSNS instructions per thread (its
+ * initial log in *IN, its truth in *TRUTH) and its four final logs; its
+ * CPU count. */
+static uint32_t random_formats(uint64_t *rng, uint64_t insns, rnr_membuf *in, truth_set *truth, rnr_membuf logs[4])
+{
+    synth_config c;
+    tu_synth_random(&c, rng, insns);
+    synth_result res;
+    synth_to_memory(&c, in, truth, &res);
+    logs[0] = pass(PASS_MAXPAR, in);
+    logs[1] = pass(PASS_STITCH, &logs[0]);
+    logs[2] = pass(PASS_SERIAL, &logs[0]);
+    logs[3] = pass(PASS_SERIAL, &logs[1]);
+    return c.cpus;
+}
 
 /* Every format of random recordings (idle CPUs, more threads than CPUs,
  * preemption): the streaming critical path and schedules equal the
@@ -202,17 +217,9 @@ START_TEST(metrics_stream_equals_the_whole_dag_schedule)
     uint64_t rng = tu_seed(0x3e7c5) + (uint64_t)_i * 104729;
     int given_up = 0, kept = 0;
     for (int round = 0; round < 12; round++) {
-        synth_config c;
-        tu_synth_random(&c, &rng, 6000);
-        rnr_membuf in;
+        rnr_membuf in, logs[4];
         truth_set truth;
-        synth_result res;
-        synth_to_memory(&c, &in, &truth, &res);
-        rnr_membuf logs[4];
-        logs[0] = pass(PASS_MAXPAR, &in);
-        logs[1] = pass(PASS_STITCH, &logs[0]);
-        logs[2] = pass(PASS_SERIAL, &logs[0]);
-        logs[3] = pass(PASS_SERIAL, &logs[1]);
+        random_formats(&rng, 6000, &in, &truth, logs);
         for (int f = 0; f < 4; f++) {
             rgraph g;
             memset(&g, 0, sizeof g);
@@ -274,17 +281,9 @@ START_TEST(metrics_recorded_makespan_is_at_least_its_critical_chain)
     uint64_t rng = tu_seed(0x7d11) + (uint64_t)_i * 7919;
     int equal_checked = 0, rounds = tu_under_valgrind() ? 3 : 10;
     for (int round = 0; round < rounds; round++) {
-        synth_config c;
-        tu_synth_random(&c, &rng, 20000);
-        rnr_membuf in;
+        rnr_membuf in, logs[4];
         truth_set truth;
-        synth_result res;
-        synth_to_memory(&c, &in, &truth, &res);
-        rnr_membuf logs[4];
-        logs[0] = pass(PASS_MAXPAR, &in);
-        logs[1] = pass(PASS_STITCH, &logs[0]);
-        logs[2] = pass(PASS_SERIAL, &logs[0]);
-        logs[3] = pass(PASS_SERIAL, &logs[1]);
+        uint32_t cpus = random_formats(&rng, 20000, &in, &truth, logs);
         for (int f = 0; f < 4; f++) {
             static const uint64_t lats[] = { 0, 100 };
             for (size_t li = 0; li < 2; li++) {
@@ -298,7 +297,7 @@ START_TEST(metrics_recorded_makespan_is_at_least_its_critical_chain)
                                   m.workers[k], (unsigned long long)lats[li],
                                   (unsigned long long)m.makespan_recorded[k],
                                   (unsigned long long)m.critical_path_recorded);
-                    if (lats[li] == 0 && m.workers[k] == c.cpus) {
+                    if (lats[li] == 0 && m.workers[k] == cpus) {
                         ck_assert_uint_eq(m.makespan_recorded[k], m.critical_path_recorded);
                         equal_checked++;
                     }
