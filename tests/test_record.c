@@ -222,6 +222,48 @@ START_TEST(record_orders_every_real_conflict_of_every_workload)
 }
 END_TEST
 
+/* A thread preempted on one core and resumed on another, in a loop that
+ * keeps its data in registers (parloop: four threads on two cores, a
+ * quantum of 5000 cycles), touches no line its chunks on the old core
+ * touched: no conflict orders its chunks across the migration. The
+ * serialization at the switch does (docs/recorder.md, "Leaving a core"):
+ * every final log then keeps each thread's order, and the replay on two
+ * workers reproduces the recording. The test also requires that threads
+ * did migrate (consecutive chunks of one thread on the two cores), or it
+ * would prove nothing. */
+START_TEST(record_orders_a_thread_that_migrates_without_touching_memory)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const workload w = {"parloop", {"4", "3000"}};
+    const char *opts[] = {"-n", "2", "--quantum", "5000", NULL};
+    verify_all_in(&w, opts, dir);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "initial.log"), NULL});
+    ck_assert_int_eq(o.status, 0);
+    /* Migrations: consecutive chunks of a thread on two cores. */
+    unsigned last_cpu[64], migrations = 0;
+    memset(last_cpu, 0xff, sizeof last_cpu);
+    for (const char *line = o.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned long long idx;
+        unsigned cpu, tid;
+        if (sscanf(line, "%llu cpu %u tid %u", &idx, &cpu, &tid) != 3)
+            continue;
+        if (last_cpu[tid % 64] != 0xffffffffu && last_cpu[tid % 64] != cpu)
+            migrations++;
+        last_cpu[tid % 64] = cpu;
+    }
+    ck_assert_msg(migrations > 0, "no thread migrated:\n%.2000s", o.out);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
+    ck_assert_msg(o.status == 0, "replay exit %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 START_TEST(record_orders_conflicts_with_many_cpus_and_small_windows)
 {
     /* Tight settings: chunks of 500, MSP at its minimum, clusters of 1
@@ -586,6 +628,8 @@ TU_SUITE(record)
     tcase_add_test(tc, record_orders_conflicts_with_many_cpus_and_small_windows);
     tcase_add_test(tc, record_truth_numbers_accesses_inside_blocks);
     tcase_add_test(tc, record_truth_verifies_a_system_call_that_outlasts_its_chunk);
+    tc = tu_tcase(s, "migration", 120);
+    tcase_add_test(tc, record_orders_a_thread_that_migrates_without_touching_memory);
     tc = tu_tcase(s, "bundle", 120);
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);
