@@ -962,6 +962,44 @@ START_TEST(replay_fails_on_another_thread_count_or_ending)
 }
 END_TEST
 
+/* The bundle's schema, behind the manifest's checksum (re-signed): a
+ * thread count that does not add up to the total, one instruction more
+ * or fewer, and a value of the wrong type each refuse the bundle (exit 2)
+ * naming the key; the true manifest passes. */
+START_TEST(replay_refuses_a_manifest_that_breaks_its_schema)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"mutex", {0}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, (const char *[]){"-n", "2", NULL}, &rec);
+    tu_output_free(&rec);
+    char *n0 = tu_manifest_value(dir, "thread.0.instructions"), *total = tu_manifest_value(dir, "instructions");
+    char *seed = tu_manifest_value(dir, "seed");
+    ck_assert(n0 && total && seed);
+    unsigned long long r0 = strtoull(n0, NULL, 10), tot = strtoull(total, NULL, 10);
+    for (int d = -1; d <= 1; d += 2) {
+        char v[32], want[160];
+        snprintf(v, sizeof v, "%llu", r0 + (unsigned long long)(long long)d);
+        tu_bundle_resign(dir, "thread.0.instructions", v);
+        snprintf(want, sizeof want, "the threads' instructions add up to %llu, 'instructions' says %llu",
+                 tot + (unsigned long long)(long long)d, tot);
+        expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, want, want);
+    }
+    tu_bundle_resign(dir, "thread.0.instructions", n0);
+    tu_bundle_resign(dir, "seed", "12x");
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "'seed' is '12x', not",
+                   "seed of the wrong type");
+    tu_bundle_resign(dir, "seed", seed);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 0, "", "manifest restored");
+    free(n0);
+    free(total);
+    free(seed);
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(replay_rejects_bad_usage)
 {
     expect_failure((const char *[]){"replay", NULL}, 2, "missing DIR", "no dir");
@@ -988,6 +1026,7 @@ TU_SUITE(replay)
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);
+    tcase_add_test(tc, replay_refuses_a_manifest_that_breaks_its_schema);
     /* Each check of the replay's verdict made the one that fires (the
      * cases tests/mutants.txt names). */
     tc = tu_tcase(s, "verdict", 300);
