@@ -264,6 +264,56 @@ START_TEST(record_orders_a_thread_that_migrates_without_touching_memory)
 }
 END_TEST
 
+/* A serialization is a dependence from the chunk it ends to every other
+ * core (docs/recorder.md: at a global call's entry every other core
+ * serializes, at its exit the calling core; the replay relies on no other
+ * ordering of global calls): in the initial log of mutex on 4 CPUs, every
+ * chunk ended by a serialization names the 3 other CPUs in its successor
+ * vector, at its TS or later. */
+START_TEST(record_serializations_reach_every_other_cpu)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const workload w = {"mutex", {0}};
+    tu_output o;
+    int st = record(&o, dir, &w, (const char *[]){"-n", "4", NULL});
+    ck_assert_msg(st == 0, "record exit %d: %s", st, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "initial.log"), NULL});
+    ck_assert_int_eq(o.status, 0);
+    unsigned serializations = 0;
+    for (const char *line = o.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned long long idx, ts, cs;
+        unsigned cpu, tid;
+        int used = 0;
+        if (sscanf(line, "%llu cpu %u tid %u ts %llu cs %llu end serialize%n", &idx, &cpu, &tid, &ts, &cs,
+                   &used) != 5 || !used)
+            continue;
+        serializations++;
+        unsigned seen = 0;
+        const char *sv = line + used, *nl = strchr(line, '\n');
+        if (strncmp(sv, " sv ", 4) == 0)
+            for (sv += 4; sv < (nl ? nl : sv + strlen(sv));) {
+                unsigned q;
+                unsigned long long t;
+                int n = 0;
+                if (sscanf(sv, "%u@%llu%n", &q, &t, &n) != 2 || !n)
+                    break;
+                ck_assert_msg(q != cpu && q < 4 && t >= ts, "record %llu: entry %u@%llu", idx, q, t);
+                seen |= 1u << q;
+                sv += n + (sv[n] == ',');
+            }
+        ck_assert_msg(seen == (0xfu & ~(1u << cpu)), "record %llu (cpu %u, ts %llu) ends by a serialization "
+                      "but its successor vector names cpus %#x: %.200s", idx, cpu, ts, seen, line);
+    }
+    ck_assert_uint_gt(serializations, 0);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 START_TEST(record_orders_conflicts_with_many_cpus_and_small_windows)
 {
     /* Tight settings: chunks of 500, MSP at its minimum, clusters of 1
@@ -628,8 +678,9 @@ TU_SUITE(record)
     tcase_add_test(tc, record_orders_conflicts_with_many_cpus_and_small_windows);
     tcase_add_test(tc, record_truth_numbers_accesses_inside_blocks);
     tcase_add_test(tc, record_truth_verifies_a_system_call_that_outlasts_its_chunk);
-    tc = tu_tcase(s, "migration", 120);
+    tc = tu_tcase(s, "serialize", 120);
     tcase_add_test(tc, record_orders_a_thread_that_migrates_without_touching_memory);
+    tcase_add_test(tc, record_serializations_reach_every_other_cpu);
     tc = tu_tcase(s, "bundle", 120);
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);
