@@ -581,6 +581,35 @@ START_TEST(verify_requires_the_last_instruction_of_the_source_chunk)
 }
 END_TEST
 
+/* verify streams with an MSP window only over a log that keeps bounded
+ * silence (every chunk read with TS + MSP >= the largest TS before it);
+ * a chunk read later than that makes it hold the whole log (window 0),
+ * and its verdict on a correct final log is still "ok". */
+START_TEST(verify_holds_the_whole_log_when_it_breaks_bounded_silence)
+{
+    static const ispec kept[] = { { 0, 1, 100, 10, NULL }, { 1, 2, 300, 10, NULL }, { 0, 1, 320, 10, NULL } };
+    static const ispec late[] = { { 0, 1, 100, 10, NULL }, { 1, 2, 400, 10, NULL }, { 0, 1, 120, 10, NULL } };
+    static const fspec f[] = { { 0, 1, 10, NULL, NULL }, { 1, 2, 10, NULL, NULL }, { 0, 1, 10, NULL, NULL } };
+    const struct {
+        const ispec *s;
+        uint64_t window;
+    } cases[] = { { kept, 250 }, { late, 0 } };
+    rnr_membuf fin = final_log(RNR_LOG_MAXPAR, 2, f, N(f));
+    for (size_t i = 0; i < N(cases); i++) {
+        rnr_membuf in = initial_log(2, 250, cases[i].s, 3);
+        char err[RNR_ERR_MAX];
+        verify_ctx *v = verify_open_mem(in.data, in.len, "initial.log", err, sizeof err);
+        ck_assert_msg(v != NULL, "%s", err);
+        ck_assert_uint_eq(verify_window_msp(v), cases[i].window);
+        verify_free(v);
+        verify_report rep = check(&in, &fin);
+        ck_assert_msg(rep.ok, "case %zu: %s", i, rep.message);
+        free(in.data);
+    }
+    free(fin.data);
+}
+END_TEST
+
 START_TEST(verify_rejects_cycles_threads_and_sizes_that_do_not_match)
 {
     rnr_membuf in = initial_log(4, 250, reference_example, N(reference_example));
@@ -778,5 +807,6 @@ TU_SUITE(backend)
     tcase_add_test(tc, verify_names_the_first_dependence_a_log_violates);
     tcase_add_test(tc, verify_rejects_cycles_threads_and_sizes_that_do_not_match);
     tcase_add_test(tc, verify_requires_the_last_instruction_of_the_source_chunk);
+    tcase_add_test(tc, verify_holds_the_whole_log_when_it_breaks_bounded_silence);
     return s;
 }
