@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend/truth.h"
+#include "driver/driver.h"
 #include "formats/log.h"
 #include "formats/manifest.h"
 #include "tests/testutil.h"
@@ -308,6 +309,43 @@ START_TEST(record_serializations_reach_every_other_cpu)
     }
     ck_assert_uint_gt(serializations, 0);
     tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+/* At the exit of a global system call the calling core serializes (the
+ * call's chunk precedes every later chunk of every core): intmath, one
+ * thread on 2 CPUs (the other core idle, so no serialization at a call's
+ * entry), has exactly one chunk ended by a serialization per global call
+ * that returned (a SYSCALL record in the input log whose number the
+ * system-call table marks global), and makes some. */
+START_TEST(record_serializes_at_the_exit_of_every_global_call)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const workload w = {"intmath", {"200"}};
+    tu_output o;
+    int st = record(&o, dir, &w, (const char *[]){"-n", "2", NULL});
+    ck_assert_msg(st == 0, "record exit %d: %s", st, o.err);
+    tu_output_free(&o);
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(tu_path(dir, "input.log"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    uint64_t global = 0, serialized = 0;
+    rnr_input_record in;
+    while (rnr_reader_next_input(r, &in) == 1)
+        global += in.type == RNR_IN_SYSCALL && drv_syscall_lookup((uint32_t)in.nr).order == DRV_ORD_GLOBAL;
+    rnr_reader_close(r);
+    r = rnr_reader_open(tu_path(dir, "initial.log"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_initial_chunk c;
+    while (rnr_reader_next_initial(r, &c) == 1)
+        serialized += c.reason == RNR_END_SERIALIZE;
+    rnr_reader_close(r);
+    ck_assert_uint_gt(global, 0);
+    ck_assert_uint_eq(serialized, global);
     tu_rmtree(tmp);
     free(tmp);
     free(dir);
@@ -681,6 +719,7 @@ TU_SUITE(record)
     tc = tu_tcase(s, "serialize", 120);
     tcase_add_test(tc, record_orders_a_thread_that_migrates_without_touching_memory);
     tcase_add_test(tc, record_serializations_reach_every_other_cpu);
+    tcase_add_test(tc, record_serializes_at_the_exit_of_every_global_call);
     tc = tu_tcase(s, "bundle", 120);
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);
