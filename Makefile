@@ -81,7 +81,7 @@ $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP)
 BENCH_TARGETS :=
 
 # Component libraries, lowest layer last (the link order).
-LIBS_ORDER := recorder replayer backend driver rru formats
+LIBS_ORDER := recorder debugger replayer backend driver rru formats
 DEPFILES   :=
 GENERATED  :=
 
@@ -105,6 +105,7 @@ include rru/module.mk
 include driver/module.mk
 include backend/module.mk
 include replayer/module.mk
+include debugger/module.mk
 include recorder/module.mk
 
 # Libraries in link order; a component without sources yet is left out.

@@ -151,7 +151,8 @@ static int put(void *vctx, const rnr_final_chunk *c)
 
 static int wrong_kind(const rnr_reader *in, const char *want, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s: this is a %s log; the pass reads %s", rnr_reader_name(in),
+    snprintf(err, errlen, "%s: this is %s %s log; the pass reads %s", rnr_reader_name(in),
+             rnr_log_kind_article(rnr_reader_header(in)->kind),
              rnr_log_kind_name(rnr_reader_header(in)->kind), want);
     return -1;
 }
@@ -183,7 +184,8 @@ int pass_maxpar(rnr_reader *in, rnr_writer *out, pass_progress *pr, maxpar_stats
     int result = 0;
     if (rc < 0 && rnr_reader_truncated(in)) {
         /* A recording that was killed: the complete prefix is a log. */
-        fprintf(stderr, "rnr: warning: %s (MaxPar of the complete prefix)\n", rnr_reader_error(in));
+        fprintf(stderr, "%s: warning: %s (MaxPar of the complete prefix)\n", rnr_msg_prefix(),
+                rnr_reader_error(in));
         rc = 0;
     }
     if (rc < 0) {

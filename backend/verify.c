@@ -149,8 +149,8 @@ static verify_ctx *finish_open(verify_ctx *v, char *err, size_t errlen)
     }
     const rnr_log_header *h = rnr_reader_header(r);
     if (h->kind != RNR_LOG_INITIAL) {
-        snprintf(err, errlen, "%s: this is a %s log, not an initial log", rnr_reader_name(r),
-                 rnr_log_kind_name(h->kind));
+        snprintf(err, errlen, "%s: this is %s %s log, not an initial log", rnr_reader_name(r),
+                 rnr_log_kind_article(h->kind), rnr_log_kind_name(h->kind));
         rnr_reader_close(r);
         verify_free(v);
         return NULL;

@@ -51,6 +51,10 @@ typedef struct drv_config {
      * comes in several calls. */
     void (*output)(void *ctx, int fd, const uint8_t *data, size_t n);
     void *output_ctx;
+    /* Called (with output_ctx) before the guest's output goes to the host's
+     * fd 1 or 2 (NULL: nothing): a progress line on the terminal is
+     * cleared there first. */
+    void (*output_begin)(void *ctx);
     /* If not NULL: write the nondeterministic inputs to this log file. */
     const char *input_log;
     /* Replay: the program path the guest saw (AT_EXECFN; NULL = the path
@@ -163,6 +167,9 @@ int drv_proc_flush_input(drv_proc *p);
 /* SHA-256 over the final state: the memory digest, then every live
  * thread's registers in tid order (docs/driver.md, "Final state"). */
 void drv_proc_digest(const drv_proc *p, uint8_t out[32]);
+/* "NAME+0xOFF" for guest address PC from the program's symbol table into
+ * OUT; 0, or -1 (OUT "") if no function of the table holds PC. */
+int drv_proc_symbolize(const drv_proc *p, uint64_t pc, char *out, size_t len);
 void drv_proc_free(drv_proc *p);
 
 /* ---- the system call table, for tools and the replayer ---- */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
@@ -90,19 +91,42 @@ static int cmp_seg(const void *a, const void *b)
     return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
 }
 
+/* What an ELF header describes, for the message refusing it: "x86-64",
+ * "32-bit RISC-V", ... */
+static const char *elf_kind_name(const GElf_Ehdr *eh, char *buf, size_t len)
+{
+    const char *m = NULL;
+    switch (eh->e_machine) {
+    case EM_X86_64: m = "x86-64"; break;
+    case EM_386: m = "x86 (i386)"; break;
+    case EM_AARCH64: m = "AArch64"; break;
+    case EM_ARM: m = "32-bit ARM"; break;
+    case EM_PPC64: m = "64-bit PowerPC"; break;
+    case EM_S390: m = "s390"; break;
+    case EM_RISCV: m = eh->e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit RISC-V" : "big-endian RISC-V"; break;
+    }
+    if (m)
+        snprintf(buf, len, "%s", m);
+    else
+        snprintf(buf, len, "ELF machine %u", eh->e_machine);
+    return buf;
+}
+
 /* The checks on the headers, with the ELF handle open. */
 static int describe(Elf *e, loader_image *img, char *err, size_t errlen)
 {
     const char *path = img->path;
+    char kind[64];
     GElf_Ehdr eh;
     if (!gelf_getehdr(e, &eh))
         return fail(err, errlen, path, "truncated or damaged ELF header (%s)", elf_errmsg(-1));
     if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
         eh.e_machine != EM_RISCV)
         return fail(err, errlen, path,
-                    "not a 64-bit RISC-V executable (ELF class %u, data %u, machine %u); "
-                    "rnr runs riscv64 programs",
-                    eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], eh.e_machine);
+                    "not a 64-bit RISC-V executable but %s (ELF class %u, data %u, machine %u); "
+                    "rnr runs riscv64 programs (riscv64-linux-gnu-gcc -static)",
+                    elf_kind_name(&eh, kind, sizeof kind), eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA],
+                    eh.e_machine);
     if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
         return fail(err, errlen, path, "not an executable (ELF type %u)", eh.e_type);
     if (eh.e_flags & EF_RISCV_RVE)
@@ -254,4 +278,58 @@ void loader_free(loader_image *img)
     free(img->file);
     free(img->seg);
     memset(img, 0, sizeof *img);
+}
+
+int loader_symbolize(const loader_image *img, uint64_t pc, char *out, size_t len)
+{
+    if (len)
+        out[0] = '\0';
+    if (!img->file || elf_version(EV_CURRENT) == EV_NONE)
+        return -1;
+    Elf *e = elf_memory((char *)img->file, img->file_size);
+    if (!e)
+        return -1;
+    /* The function whose [value, value + size) holds PC; failing that
+     * (hand-written code has size 0), the closest one below PC. */
+    const char *best = NULL, *near = NULL;
+    uint64_t best_at = 0, near_at = 0;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+                sym.st_shndx == SHN_UNDEF)
+                continue;
+            uint64_t at = sym.st_value + img->bias;
+            if (at > pc)
+                continue;
+            const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+            if (!name || !*name)
+                continue;
+            if (pc - at < sym.st_size && (!best || at > best_at)) {
+                best = name;
+                best_at = at;
+            }
+            if (!near || at > near_at) {
+                near = name;
+                near_at = at;
+            }
+        }
+    }
+    if (!best && near && pc - near_at < 0x10000) {
+        best = near;
+        best_at = near_at;
+    }
+    int rc = -1;
+    if (best && len) {
+        snprintf(out, len, "%s+0x%" PRIx64, best, pc - best_at);
+        rc = 0;
+    }
+    elf_end(e);
+    return rc;
 }

@@ -42,4 +42,9 @@ typedef struct loader_image {
 int loader_open(const char *path, loader_image *img, char *err, size_t errlen);
 void loader_free(loader_image *img);
 
+/* "NAME+0xOFF": the function of IMG's symbol table (SHT_SYMTAB, load bias
+ * applied) holding guest address PC, into OUT. 0, or -1 (OUT "") when the
+ * image has no symbol table or no function holds PC. */
+int loader_symbolize(const loader_image *img, uint64_t pc, char *out, size_t len);
+
 #endif

@@ -42,7 +42,7 @@ void proc_warn_once(drv_proc *p, int id, const char *fmt, ...)
         return;
     p->warned[id / 8] |= (uint8_t)(1u << (id % 8));
     va_list ap;
-    fputs("rnr: warning: ", stderr);
+    fprintf(stderr, "%s: warning: ", rnr_msg_prefix());
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -720,4 +720,9 @@ void drv_proc_free(drv_proc *p)
     free(p->exe_path);
     free(p->message);
     free(p);
+}
+
+int drv_proc_symbolize(const drv_proc *p, uint64_t pc, char *out, size_t len)
+{
+    return loader_symbolize(&p->img, pc, out, len);
 }

@@ -49,6 +49,28 @@ int drv_replay_fault(drv_proc *p, const rru_stop *stop)
     return prot >= 0 && (prot & need) == need && r && (r->prot & need) == need;
 }
 
+int drv_proc_peek(const drv_proc *p, uint64_t addr, uint8_t *buf, size_t n)
+{
+    while (n) {
+        uint64_t page = addr & ~LX_PAGE_MASK;
+        size_t k = (size_t)(page + LX_PAGE_SIZE - addr);
+        if (k > n)
+            k = n;
+        if (rru_mem_prot(p->mem, page) >= 0) {
+            if (rru_mem_read(p->mem, addr, buf, k) < 0)
+                return -1;
+        } else if (vm_find(p->vm, page)) {
+            memset(buf, 0, k);      /* mapped, never touched: zeros when it is */
+        } else {
+            return -1;
+        }
+        addr += k;
+        buf += k;
+        n -= k;
+    }
+    return 0;
+}
+
 int drv_replay_ended(const drv_proc *p, drv_end *end, int *status)
 {
     if (!p->done)

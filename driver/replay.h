@@ -64,6 +64,10 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
  * paging (the page now exists: run the instruction again), 0 if it is a
  * real fault, -1 out of host memory. */
 int drv_replay_fault(drv_proc *p, const rru_stop *stop);
+/* Reads N bytes of guest memory at ADDR as the guest would see them,
+ * changing nothing (a page mapped but never touched reads as zeros): for
+ * a debugger. 0, or -1 if a byte is not mapped. */
+int drv_proc_peek(const drv_proc *p, uint64_t addr, uint8_t *buf, size_t n);
 /* How the replayed process ended so far: 1 with *end and *status (as in
  * drv_result) if an exit, exit_group or signal ended it, else 0. */
 int drv_replay_ended(const drv_proc *p, drv_end *end, int *status);

@@ -298,7 +298,7 @@ uint64_t sched_now(const drv_proc *p, const thread *t)
 
 char *sched_deadlock_report(const drv_proc *p)
 {
-    size_t cap = 256 + p->nthreads * 160, len = 0;
+    size_t cap = 256 + p->nthreads * 288, len = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
@@ -309,16 +309,19 @@ char *sched_deadlock_report(const drv_proc *p)
         if (t->state != THR_BLOCKED)
             continue;
         drv_syscall_info info = drv_syscall_lookup((uint32_t)t->block_nr);
+        char sym[96], where[128] = "";
+        if (loader_symbolize(&p->img, t->block_pc, sym, sizeof sym) == 0)
+            snprintf(where, sizeof where, " (%s)", sym);
         if (t->wait == WAIT_FUTEX)
             len += (size_t)snprintf(s + len, cap - len,
                                     "  thread %u: %s (futex wait on 0x%" PRIx64
-                                    ") at pc 0x%" PRIx64 "\n",
-                                    t->tid, info.name, t->wait_addr, t->block_pc);
+                                    ") at pc 0x%" PRIx64 "%s\n",
+                                    t->tid, info.name, t->wait_addr, t->block_pc, where);
         else
-            len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s%s at pc 0x%" PRIx64 "\n",
+            len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s%s at pc 0x%" PRIx64 "%s\n",
                                     t->tid, info.name, t->wait == WAIT_PIPE   ? " (pipe)"
                                     : t->wait == WAIT_POLL ? " (poll)" : "",
-                                    t->block_pc);
+                                    t->block_pc, where);
     }
     if (len > 0 && len < cap && s[len - 1] == '\n')
         s[len - 1] = 0;

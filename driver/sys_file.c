@@ -23,6 +23,8 @@ int64_t proc_output(drv_proc *p, file_obj *f, const uint8_t *data, size_t n)
 {
     size_t done = 0;
     int64_t err = 0;
+    if (p->cfg.output_begin && n)
+        p->cfg.output_begin(p->cfg.output_ctx);
     while (done < n) {
         ssize_t r = write(f->host_fd, data + done, n - done);
         if (r < 0 && errno == EINTR)

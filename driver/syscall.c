@@ -144,8 +144,8 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
         uint64_t bit = nr < NR_LIMIT ? nr : NR_LIMIT - 1;
         if (!(p->unknown_reported[bit / 8] & (1u << (bit % 8)))) {
             p->unknown_reported[bit / 8] |= (uint8_t)(1u << (bit % 8));
-            fprintf(stderr, "rnr: guest system call %" PRIu64 " (%s) is not supported: ENOSYS\n",
-                    nr, name_of(nr));
+            fprintf(stderr, "%s: guest system call %" PRIu64 " (%s) is not supported: ENOSYS\n",
+                    rnr_msg_prefix(), nr, name_of(nr));
         }
         r = -LX_ENOSYS;
     }

@@ -68,7 +68,8 @@ static const struct schema_key {
 } schema[] = {
     { "kind", T_TEXT, K_ALL },           { "status", T_TEXT, K_ALL },
     { "program", T_TEXT, K_ALL },        { "program.sha256", T_HEX, K_REC },
-    { "program.packed", T_PACKED, K_REC }, { "recorder.pid", T_U64, K_REC },
+    { "program.packed", T_PACKED, K_REC }, { "program.path", T_TEXT, 0 },
+    { "recorder.pid", T_U64, K_REC },
     { "argc", T_U64, K_REC },            { "envc", T_U64, K_REC },
     { "cpus", T_U64, K_ALL },            { "seed", T_U64, K_ALL },
     { "quantum", T_U64, K_REC },         { "miss-latency", T_U64, K_REC },
@@ -269,6 +270,136 @@ rnr_bundle *rnr_bundle_create(const char *dir, const char *kind, char *err, size
         return NULL;
     }
     b->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return b;
+}
+
+/* ---- the default place ---- */
+
+const char *rnr_bundle_home(void)
+{
+    const char *h = getenv(RNR_BUNDLE_HOME_ENV);
+    return h && *h ? h : RNR_BUNDLE_HOME_DEFAULT;
+}
+
+int rnr_bundle_latest(const char *home, char *out, size_t len)
+{
+    char link[4096];
+    if (len == 0 || snprintf(link, sizeof link, "%s/%s", home, RNR_BUNDLE_LATEST) >= (int)sizeof link) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    ssize_t n = readlink(link, out, len - 1);
+    if (n < 0)
+        return -1;
+    out[n] = '\0';
+    return 0;
+}
+
+int rnr_bundle_is_bundle(const char *dir)
+{
+    char path[4096];
+    return snprintf(path, sizeof path, "%s/manifest", dir) < (int)sizeof path &&
+           access(path, F_OK) == 0;
+}
+
+int rnr_bundle_resolve(const char *name, char *out, size_t len, char *err, size_t errlen)
+{
+    if (strcmp(name, RNR_BUNDLE_LATEST) != 0) {
+        if (strlen(name) >= len) {
+            snprintf(err, errlen, "%.200s...: the bundle's path is too long", name);
+            return -1;
+        }
+        strcpy(out, name);
+        return 0;
+    }
+    const char *home = rnr_bundle_home();
+    char link[4096], target[4096];
+    if (rnr_bundle_path(home, RNR_BUNDLE_LATEST, link, sizeof link, err, errlen) < 0)
+        return -1;
+    if (rnr_bundle_latest(home, target, sizeof target) < 0) {
+        if (errno == ENOENT)
+            snprintf(err, errlen, "latest: no recording in %s yet (rnr record without -o makes "
+                     "one there; %s chooses the place)", home, RNR_BUNDLE_HOME_ENV);
+        else
+            snprintf(err, errlen, "%s: %s (it should be a symbolic link to the latest recording)",
+                     link, strerror(errno));
+        return -1;
+    }
+    if (target[0] == '/') {
+        if (strlen(target) >= len) {
+            snprintf(err, errlen, "%s: its target is too long", link);
+            return -1;
+        }
+        strcpy(out, target);
+        return 0;
+    }
+    return rnr_bundle_path(home, target, out, len, err, errlen);
+}
+
+/* The N of NAME if it is BASE-N (N decimal without leading zeros), else 0. */
+static uint64_t bundle_number(const char *name, const char *base)
+{
+    size_t n = strlen(base);
+    if (strncmp(name, base, n) != 0 || name[n] != '-' || name[n + 1] < '1' || name[n + 1] > '9')
+        return 0;
+    const char *d = name + n + 1;
+    if (strspn(d, "0123456789") != strlen(d) || strlen(d) > 18)
+        return 0;
+    return strtoull(d, NULL, 10);
+}
+
+rnr_bundle *rnr_bundle_create_next(const char *home, const char *base, const char *kind,
+                                   char *err, size_t errlen)
+{
+    if (mkdir(home, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create the directory of bundles: %s", home,
+                 strerror(errno));
+        return NULL;
+    }
+    DIR *d = opendir(home);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", home, strerror(errno));
+        return NULL;
+    }
+    uint64_t next = 1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t k = bundle_number(e->d_name, base);
+        if (k >= next)
+            next = k + 1;
+    }
+    closedir(d);
+    char dir[4096], name[512];
+    for (;; next++) {
+        snprintf(name, sizeof name, "%.400s-%" PRIu64, base, next);
+        if (rnr_bundle_path(home, name, dir, sizeof dir, err, errlen) < 0)
+            return NULL;
+        if (mkdir(dir, 0777) == 0)
+            break;
+        if (errno != EEXIST) {
+            snprintf(err, errlen, "%s: cannot create the bundle directory: %s", dir,
+                     strerror(errno));
+            return NULL;
+        }
+    }
+    rnr_bundle *b = rnr_bundle_create(dir, kind, err, errlen);
+    if (!b) {
+        rmdir(dir);
+        return NULL;
+    }
+    /* HOME/latest -> NAME: a new link under a temporary name, renamed over
+     * the old one. A failure here costs the link, not the recording. */
+    char tmp[4096], link[4096], tname[64];
+    snprintf(tname, sizeof tname, ".latest.%ld.tmp", (long)getpid());
+    if (rnr_bundle_path(home, tname, tmp, sizeof tmp, err, errlen) == 0 &&
+        rnr_bundle_path(home, RNR_BUNDLE_LATEST, link, sizeof link, err, errlen) == 0) {
+        unlink(tmp);
+        if (symlink(name, tmp) != 0 || rename(tmp, link) != 0) {
+            fprintf(stderr, "%s: warning: %s: cannot point it at %s: %s\n", rnr_msg_prefix(), link,
+                    name, strerror(errno));
+            unlink(tmp);
+        }
+    }
     return b;
 }
 
@@ -534,11 +665,17 @@ static void not_finished(const rnr_bundle *b, const char *status, char *err, siz
              b->dir, status);
 }
 
-rnr_bundle *rnr_bundle_open(const char *dir, unsigned flags, char *err, size_t errlen)
+rnr_bundle *rnr_bundle_open(const char *name, unsigned flags, char *err, size_t errlen)
 {
+    char dir[4096];
+    if (rnr_bundle_resolve(name, dir, sizeof dir, err, errlen) < 0)
+        return NULL;
     struct stat st;
     if (stat(dir, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        if (errno == ENOENT)
+            snprintf(err, errlen, "%s: no such bundle directory", dir);
+        else
+            snprintf(err, errlen, "%s: %s", dir, strerror(errno));
         return NULL;
     }
     if (!S_ISDIR(st.st_mode)) {

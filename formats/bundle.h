@@ -41,6 +41,26 @@ int rnr_bundle_path(const char *dir, const char *name, char *out, size_t len, ch
 #define RNR_BUNDLE_INCOMPLETE "incomplete"     /* "incomplete: REASON" (the recorder failed) */
 #define RNR_BUNDLE_ABANDONED "abandoned"       /* "abandoned: REASON" */
 
+/* ---- the default place ----
+ * `rnr record` without -o writes its bundle to HOME/PROG-N (N the next free
+ * number for that program) and points the symlink HOME/latest at it. HOME
+ * is $RNR_BUNDLE_DIR when set and not empty, else ./rnr-bundles. */
+#define RNR_BUNDLE_HOME_DEFAULT "rnr-bundles"
+#define RNR_BUNDLE_HOME_ENV "RNR_BUNDLE_DIR"
+#define RNR_BUNDLE_LATEST "latest"
+
+/* HOME (static storage or the environment's string). */
+const char *rnr_bundle_home(void);
+/* The name HOME/latest points at ("racy-3") into OUT; 0, or -1 (errno
+ * set: ENOENT when there is no link yet). */
+int rnr_bundle_latest(const char *home, char *out, size_t len);
+/* 1 if DIR holds a manifest (is a bundle, maybe a damaged one), else 0. */
+int rnr_bundle_is_bundle(const char *dir);
+/* The bundle a user's NAME means: "latest" is the target of HOME/latest
+ * (HOME/PROG-N), anything else itself. 0 with the path in OUT, or -1 with
+ * a message (no recording yet, path too long). */
+int rnr_bundle_resolve(const char *name, char *out, size_t len, char *err, size_t errlen);
+
 typedef struct rnr_bundle rnr_bundle;
 
 /* ---- writing a new bundle ---- */
@@ -51,6 +71,14 @@ typedef struct rnr_bundle rnr_bundle;
  * KIND is the manifest's kind ("recording", "synthetic"). NULL with a
  * message naming DIR; then nothing in DIR was touched. */
 rnr_bundle *rnr_bundle_create(const char *dir, const char *kind, char *err, size_t errlen);
+
+/* Creates a new bundle HOME/BASE-N, N the smallest number above every
+ * BASE-M in HOME (HOME is created if missing), like rnr_bundle_create; of
+ * concurrent creators each gets its own N (mkdir decides). Then HOME/latest
+ * is pointed at it (a symlink renamed into place, so a reader sees the old
+ * link or the new). NULL with a message. */
+rnr_bundle *rnr_bundle_create_next(const char *home, const char *base, const char *kind,
+                                   char *err, size_t errlen);
 
 /* The manifest in memory; the bundle owns it. Keys are set by the writer
  * and saved by rnr_bundle_save. */
@@ -86,7 +114,8 @@ enum {
     RNR_BUNDLE_UPDATE = 2,       /* also: the caller will commit files (rnr backend) */
 };
 
-/* Opens bundle DIR: loads the manifest (checksum, version), checks every
+/* Opens bundle DIR (resolved by rnr_bundle_resolve: "latest" is the
+ * default place's latest recording; rnr_bundle_dir gives the path): loads the manifest (checksum, version), checks every
  * key of its schema (present, well formed, consistent) and, with
  * RNR_BUNDLE_FINISHED, that the status is final and replayable. A shared
  * lock on DIR is held until rnr_bundle_unlock or close, so that files the

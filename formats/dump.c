@@ -45,13 +45,16 @@ void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t
         at = add(buf, n, at, "%s%u:%u", i ? "," : " ptv ", c->ptv[i].cpu, c->ptv[i].count);
 }
 
-static void dump_input(FILE *out, const rnr_input_record *r)
+static void dump_input(FILE *out, const rnr_input_record *r, rnr_syscall_namer namer)
 {
     fprintf(out, "tid %u ", r->tid);
     switch (r->type) {
-    case RNR_IN_SYSCALL:
-        fprintf(out, "syscall %" PRIu64 " = %" PRId64 "\n", r->nr, r->value);
+    case RNR_IN_SYSCALL: {
+        const char *name = namer ? namer(r->nr) : NULL;
+        fprintf(out, "syscall %" PRIu64 "%s%s = %" PRId64 "\n", r->nr, name ? " " : "",
+                name ? name : "", r->value);
         return;
+    }
     case RNR_IN_CSR:
         fprintf(out, "csr 0x%03" PRIx64 " = %" PRIu64 "\n", r->nr, (uint64_t)r->value);
         return;
@@ -78,6 +81,12 @@ static void dump_input(FILE *out, const rnr_input_record *r)
 
 int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen)
 {
+    return rnr_log_dump_named(r, out, NULL, err, errlen);
+}
+
+int rnr_log_dump_named(rnr_reader *r, FILE *out, rnr_syscall_namer namer, char *err,
+                       size_t errlen)
+{
     const rnr_log_header *h = rnr_reader_header(r);
     char hex[RNR_SHA256_HEX];
     static const uint8_t zero[32];
@@ -99,7 +108,7 @@ int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen)
             if ((rc = rnr_reader_next_input(r, &in)) <= 0)
                 break;
             fprintf(out, "%" PRIu64 " ", i);
-            dump_input(out, &in);
+            dump_input(out, &in, namer);
             continue;
         } else {
             rnr_final_chunk c;

@@ -13,6 +13,13 @@
  * the log is truncated, -1 if it is damaged (either way the complete prefix
  * was printed; message in err). */
 int rnr_log_dump(rnr_reader *r, FILE *out, char *err, size_t errlen);
+/* The name of system call NR ("brk"), or NULL if it has none. */
+typedef const char *(*rnr_syscall_namer)(uint64_t nr);
+/* rnr_log_dump, an input log's SYSCALL lines also naming the call through
+ * NAMER ("syscall 214 brk = ..."); NULL: numbers only. The formats know no
+ * system call table: the driver's is passed in (rnr dump does). */
+int rnr_log_dump_named(rnr_reader *r, FILE *out, rnr_syscall_namer namer, char *err,
+                       size_t errlen);
 
 /* One line of a record, without the index and newline, into buf. */
 void rnr_format_initial(const rnr_initial_chunk *c, char *buf, size_t n);

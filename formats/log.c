@@ -18,6 +18,11 @@ enum { BLOCK_ZLIB = 1, BLOCK_END = 2 };
 
 /* ---- small shared pieces ---- */
 
+static char msg_prefix[64] = "rnr";
+
+void rnr_set_msg_prefix(const char *prefix) { snprintf(msg_prefix, sizeof msg_prefix, "%s", prefix); }
+const char *rnr_msg_prefix(void) { return msg_prefix; }
+
 void *rnr_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
@@ -207,6 +212,11 @@ static const char *const kind_names[RNR_LOG_KIND_MAX + 1] = {
 const char *rnr_log_kind_name(uint32_t kind)
 {
     return kind >= 1 && kind <= RNR_LOG_KIND_MAX ? kind_names[kind] : "?";
+}
+
+const char *rnr_log_kind_article(uint32_t kind)
+{
+    return kind == RNR_LOG_INITIAL || kind == RNR_LOG_INPUT ? "an" : "a";
 }
 
 int rnr_log_kind_parse(const char *name)

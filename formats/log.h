@@ -128,10 +128,16 @@ typedef struct rnr_writer rnr_writer;
 typedef struct rnr_reader rnr_reader;
 
 const char *rnr_log_kind_name(uint32_t kind);          /* "maxpar", or "?" */
+const char *rnr_log_kind_article(uint32_t kind);       /* "an" (initial, input) or "a" */
 int rnr_log_kind_parse(const char *name);              /* kind, or -1 */
 int rnr_log_kind_is_chunks(uint32_t kind);             /* every kind but INPUT */
 int rnr_log_kind_has_tokens(uint32_t kind);            /* MAXPAR, STITCHED */
 const char *rnr_reason_name(uint32_t reason);
+
+/* The start of the warnings library code prints itself ("rnr backend");
+ * "rnr" until set. PREFIX is copied (truncated to 63 bytes). */
+void rnr_set_msg_prefix(const char *prefix);
+const char *rnr_msg_prefix(void);
 
 /* ---- writing ---- */
 

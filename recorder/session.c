@@ -110,6 +110,13 @@ static void on_output(void *ctx, int fd, const uint8_t *data, size_t n)
         fail(r, "%s: cannot write the guest's output", fd == 1 ? "stdout" : "stderr");
 }
 
+static void on_output_begin(void *ctx)
+{
+    recording *r = ctx;
+    if (r->o.progress_clear)
+        r->o.progress_clear(r->o.ctx);
+}
+
 static void on_truth(void *ctx, const truth_dep *d)
 {
     recording *r = ctx;
@@ -262,6 +269,12 @@ static void describe(recording *r)
     rnr_manifest_set(m, "program", r->prog);
     rnr_manifest_set(m, "program.sha256", hex);
     rnr_manifest_set(m, "program.packed", r->o.pack ? "program" : "no");
+    /* Not packed: where replay finds it from any directory ("program" stays
+     * the path the guest was given, its AT_EXECFN). */
+    char *abs = r->o.pack ? NULL : realpath(r->prog, NULL);
+    if (abs)
+        rnr_manifest_set(m, "program.path", abs);
+    free(abs);
     rnr_manifest_set_u64(m, "argc", r->argc);
     for (size_t k = 0; k < r->argc; k++) {
         char key[32];
@@ -308,9 +321,18 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
     r->envc = envc;
     if (rnr_sha256_file(prog, r->program_sha, err, errlen) < 0)
         goto fail;
-    r->b = rnr_bundle_create(o->dir, "recording", err, errlen);
+    if (o->dir) {
+        r->b = rnr_bundle_create(o->dir, "recording", err, errlen);
+    } else {
+        /* The default place: HOME/PROG-N, PROG the program's file name. */
+        const char *base = strrchr(prog, '/');
+        base = base && base[1] ? base + 1 : prog;
+        r->b = rnr_bundle_create_next(rnr_bundle_home(), base[0] == '.' ? "prog" : base,
+                                      "recording", err, errlen);
+    }
     if (!r->b)
         goto fail;
+    r->o.dir = rnr_bundle_dir(r->b);
     describe(r);
     if (rnr_bundle_save(r->b, RNR_BUNDLE_RECORDING, err, errlen) < 0)
         goto fail;
@@ -371,6 +393,7 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
     r->o.cfg.chunk = on_chunk;
     r->o.cfg.chunk_ctx = r;
     r->o.cfg.output = on_output;
+    r->o.cfg.output_begin = on_output_begin;
     r->o.cfg.output_ctx = r;
     r->o.cfg.tick = on_tick;
     r->o.cfg.tick_ctx = r;
@@ -571,6 +594,8 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
     }
     return 0;
 }
+
+const char *recording_dir(const recording *r) { return rnr_bundle_dir(r->b); }
 
 void recording_free(recording *r)
 {

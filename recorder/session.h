@@ -21,7 +21,8 @@ typedef struct recording_progress {
 typedef struct recording_options {
     drv_config cfg;                 /* machine, RRU, files the guest may write; the
                                        session sets the recording fields */
-    const char *dir;                /* the bundle to create (new or empty) */
+    const char *dir;                /* the bundle to create (new or empty); NULL: the
+                                       default place, rnr_bundle_create_next */
     int backend;                    /* MaxPar on the fly, then the other passes */
     int truth;                      /* truth.deps (the soundness oracle) */
     int pack;                       /* copy the program into the bundle */
@@ -32,6 +33,9 @@ typedef struct recording_options {
     double max_seconds;             /* host wall time */
     uint64_t max_log_bytes;         /* initial.log + input.log + stdout + stderr */
     void (*progress)(void *ctx, const recording_progress *p);
+    /* If not NULL: called before the guest's output reaches rnr's stdout or
+     * stderr, to clear what progress drew. */
+    void (*progress_clear)(void *ctx);
     void *ctx;
 } recording_options;
 
@@ -65,6 +69,10 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
  * being finished, a second abandons the bundle (status abandoned) and ends
  * the process with 128 + SIG. */
 void recording_interrupt(recording *r, int sig);
+
+/* The bundle's directory (the one made in the default place if the
+ * options named none); valid until recording_free. */
+const char *recording_dir(const recording *r);
 
 void recording_free(recording *r);
 

@@ -19,6 +19,11 @@ typedef struct rp_worker {
     rp_exec *x;
     rru_hart *h;
     uint32_t tid;              /* the thread whose chunk runs here */
+    uint32_t cpu;              /* the chunk in progress (rp_exec_begin): for messages */
+    uint64_t lane_index;
+    uint64_t left;             /* its instructions not executed yet */
+    rru_ctx *c;                /* the thread's saved registers (the hart holds the live ones) */
+    int ebreak_stops;          /* rp_exec_run returns 2 at an EBREAK (a debugger's breakpoint) */
     int bad;                   /* an env callback found the log disagreeing */
     char why[256];
 } rp_worker;
@@ -33,6 +38,7 @@ typedef struct rp_cmp {
 
 struct rp_exec {
     char *dir;
+    char *program;             /* the program file replayed */
     rnr_bundle *b;             /* the bundle; its shared lock held until the log is opened */
     rp_input *in;
     drv_proc *p;
@@ -165,12 +171,13 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
 {
     char path[4096];
     rp_exec *x = xcalloc(1, sizeof *x);
-    x->dir = strdup(dir);
     x->print = o->out;
     pthread_mutex_init(&x->lock, NULL);
     x->b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, errlen);
     if (!x->b)
         goto fail;
+    dir = rnr_bundle_dir(x->b);   /* "latest" resolved */
+    x->dir = strdup(dir);
     const rnr_bundle *m = x->b;
     if (strcmp(rnr_bundle_kind(m), "recording") != 0) {
         snprintf(err, errlen, "%s: not a recording of rnr record (manifest kind %s): it has no "
@@ -189,20 +196,29 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     char packed_path[4096];
     if (!prog && strcmp(rnr_bundle_str(m, "program.packed"), "program") == 0) {
         if (rnr_bundle_check_file(m, RNR_BF_PROGRAM, packed_path, sizeof packed_path, err,
-                                  errlen) < 0)
+                                  errlen) < 0) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen - n, " (give the recorded program with --program PATH)");
             goto fail;
+        }
         prog = packed_path;
     } else {
+        const char *where = rnr_manifest_get(rnr_bundle_get(m), "program.path");
         if (!prog)
-            prog = recorded;
+            prog = where ? where : recorded;
         uint8_t sha[32];
         char hex[RNR_SHA256_HEX];
-        if (rnr_sha256_file(prog, sha, err, errlen) < 0)
+        if (rnr_sha256_file(prog, sha, err, errlen) < 0) {
+            size_t n = strlen(err);
+            if (!o->program)
+                snprintf(err + n, errlen - n, " (the bundle does not hold the program: give it "
+                         "with --program PATH)");
             goto fail;
+        }
         rnr_hex(sha, 32, hex);
         if (strcmp(hex, sha_hex) != 0) {
-            snprintf(err, errlen, "%s: not the recorded program (SHA-256 %s, the recording's %s)",
-                     prog, hex, sha_hex);
+            snprintf(err, errlen, "%s: not the recorded program (SHA-256 %s, the recording's %s): "
+                     "give the recorded one with --program PATH", prog, hex, sha_hex);
             goto fail;
         }
     }
@@ -233,6 +249,7 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     cfg.quantum = quantum;
     /* The guest's RLIMIT_AS: mmap, brk and mremap run again under it. */
     cfg.mem_limit = rnr_bundle_u64(m, "mem-limit");
+    x->program = strdup(prog);
     cfg.execfn = recorded;
     cfg.random_bytes = start->data;
     cfg.output = on_output;
@@ -280,6 +297,7 @@ void rp_exec_free(rp_exec *x)
     if (x->err.f)
         fclose(x->err.f);
     free(x->dir);
+    free(x->program);
     pthread_mutex_destroy(&x->lock);
     free(x);
 }
@@ -311,20 +329,25 @@ rnr_reader *rp_exec_open_log(rp_exec *x, uint32_t kind, char *err, size_t errlen
 }
 
 unsigned rp_exec_cpus(const rp_exec *x) { return x->cpus; }
+const char *rp_exec_dir(const rp_exec *x) { return x->dir; }
+const char *rp_exec_program(const rp_exec *x) { return x->program; }
 uint64_t rp_exec_instructions(const rp_exec *x) { return x->instructions; }
 
 /* ---- chunks ---- */
 
 #define CHUNK_FAIL(...)                                                                      \
     do {                                                                                     \
+        char sym_[96], at_[112] = "";                                                        \
+        if (drv_proc_symbolize(x->p, rru_hart_ctx(h)->pc, sym_, sizeof sym_) == 0)           \
+            snprintf(at_, sizeof at_, " %s", sym_);                                          \
         int k_ = snprintf(msg, msglen, "replay diverged at cpu %u chunk %" PRIu64 " (thread %u, pc " \
-                          "0x%" PRIx64 "): ", cpu, lane_index, tid, rru_hart_ctx(h)->pc);   \
+                          "0x%" PRIx64 "%s): ", cpu, lane_index, tid, rru_hart_ctx(h)->pc, at_); \
         if (k_ >= 0 && (size_t)k_ < msglen)                                                  \
             snprintf(msg + k_, msglen - (size_t)k_, __VA_ARGS__);                            \
         return -1;                                                                           \
     } while (0)
 
-int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
+int rp_exec_begin(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
                   uint64_t cs, char *msg, size_t msglen)
 {
     rp_worker *wk = &x->w[w];
@@ -333,18 +356,54 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
     rru_ctx *c = tid >= x->first_tid && tid - x->first_tid < x->max_threads
                      ? drv_replay_ctx(x->p, tid) : NULL;
     pthread_mutex_unlock(&x->lock);
+    wk->cpu = cpu;
+    wk->lane_index = lane_index;
+    wk->tid = tid;
+    wk->left = 0;
+    wk->c = c;
     if (!c)
         CHUNK_FAIL("the log runs %" PRIu64 " instructions of thread %u, which has ended or is "
                    "stuck in a call that never returned", cs, tid);
-    wk->tid = tid;
     wk->bad = 0;
+    wk->left = cs;
     rru_hart_load(h, c);
-    uint64_t left = cs;
+    return 0;
+}
+
+/* Ends worker W's chunk: registers saved, the recorded check compared. */
+static int chunk_end(rp_exec *x, rp_worker *wk, char *msg, size_t msglen)
+{
+    rru_hart *h = wk->h;
+    rru_ctx *c = wk->c;
+    uint32_t cpu = wk->cpu, tid = wk->tid;
+    uint64_t lane_index = wk->lane_index;
+    rru_hart_save(h, c);
+    uint64_t pc, hash;
+    if (rp_input_check(x->in, tid, c->instret, &pc, &hash)) {
+        uint64_t found = rru_ctx_hash(c);
+        if (pc != c->pc || hash != found)
+            CHUNK_FAIL("the recording ended this chunk at pc 0x%" PRIx64 " with registers %016" PRIx64
+                       ", the replay at pc 0x%" PRIx64 " with registers %016" PRIx64,
+                       pc, hash, c->pc, found);
+    }
+    return 0;
+}
+
+int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen)
+{
+    rp_worker *wk = &x->w[w];
+    rru_hart *h = wk->h;
+    rru_ctx *c = wk->c;
+    uint32_t cpu = wk->cpu, tid = wk->tid;
+    uint64_t lane_index = wk->lane_index;
     drv_replay_input in = {in_peek, in_take, x->in};
-    while (left) {
+    if (!c)
+        CHUNK_FAIL("no chunk in progress");
+    while (wk->left && n) {
         rru_stop st;
-        rru_stop_reason r = rru_hart_execute(h, left, &st);
-        left -= st.insns;
+        rru_stop_reason r = rru_hart_execute(h, n < wk->left ? n : wk->left, &st);
+        wk->left -= st.insns;
+        n -= st.insns;
         if (wk->bad)
             CHUNK_FAIL("thread %u %s", tid, wk->why);
         if (r == RRU_STOP_LIMIT)
@@ -360,13 +419,17 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
                 CHUNK_FAIL("%s", why);
             }
             if (rc == DRV_REPLAY_EXITED || rc == DRV_REPLAY_END || rc == DRV_REPLAY_STUCK) {
-                if (left)
-                    CHUNK_FAIL("the thread ended with %" PRIu64 " instructions of its chunk left", left);
+                if (wk->left)
+                    CHUNK_FAIL("the thread ended with %" PRIu64 " instructions of its chunk left",
+                               wk->left);
+                wk->c = NULL;
                 return 0;
             }
             rru_hart_load(h, c);
             continue;
         }
+        if (r == RRU_STOP_EBREAK && wk->ebreak_stops)
+            return 2;               /* not retired: the hart stands at it */
         if (r == RRU_STOP_FAULT) {
             pthread_mutex_lock(&x->lock);
             int rc = drv_replay_fault(x->p, &st);
@@ -377,19 +440,49 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
                 CHUNK_FAIL("out of host memory for guest pages");
         }
         CHUNK_FAIL("%s (address 0x%" PRIx64 ") with %" PRIu64 " instructions of the chunk left",
-                   rru_stop_name(r), st.tval, left);
+                   rru_stop_name(r), st.tval, wk->left);
     }
-    rru_hart_save(h, c);
-    uint64_t pc, hash;
-    if (rp_input_check(x->in, tid, c->instret, &pc, &hash)) {
-        uint64_t found = rru_ctx_hash(c);
-        if (pc != c->pc || hash != found)
-            CHUNK_FAIL("the recording ended this chunk at pc 0x%" PRIx64 " with registers %016" PRIx64
-                       ", the replay at pc 0x%" PRIx64 " with registers %016" PRIx64,
-                       pc, hash, c->pc, found);
-    }
-    return 0;
+    if (wk->left)
+        return 1;
+    int rc = chunk_end(x, wk, msg, msglen);
+    wk->c = NULL;
+    return rc;
 }
+
+int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
+                  uint64_t cs, char *msg, size_t msglen)
+{
+    if (rp_exec_begin(x, w, cpu, lane_index, tid, cs, msg, msglen) < 0)
+        return -1;
+    return rp_exec_run(x, w, cs, msg, msglen);
+}
+
+void rp_exec_ebreak_stops(rp_exec *x, unsigned w, int on) { x->w[w].ebreak_stops = on; }
+
+uint64_t rp_exec_left(const rp_exec *x, unsigned w) { return x->w[w].c ? x->w[w].left : 0; }
+
+rru_ctx *rp_exec_live(rp_exec *x, unsigned w, uint32_t *tid)
+{
+    if (!x->w[w].c)
+        return NULL;
+    if (tid)
+        *tid = x->w[w].tid;
+    return rru_hart_ctx(x->w[w].h);
+}
+
+uint64_t rp_exec_live_instret(const rp_exec *x, unsigned w) { return rru_hart_instret(x->w[w].h); }
+
+rru_ctx *rp_exec_thread(rp_exec *x, uint32_t tid)
+{
+    for (unsigned i = 0; i < x->nw; i++)
+        if (x->w[i].c && x->w[i].tid == tid)
+            return rru_hart_ctx(x->w[i].h);
+    return tid >= x->first_tid && tid - x->first_tid < x->max_threads ? drv_replay_ctx(x->p, tid)
+                                                                      : NULL;
+}
+
+rru_mem *rp_exec_mem(rp_exec *x) { return drv_replay_mem(x->p); }
+struct drv_proc *rp_exec_proc(rp_exec *x) { return x->p; }
 
 /* ---- the end ---- */
 

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rru/hart.h"
+
 typedef struct rp_exec rp_exec;
 
 typedef struct rp_exec_options {
@@ -30,6 +32,8 @@ void rp_exec_free(rp_exec *x);
  * in err (exit status 2). */
 struct rnr_reader *rp_exec_open_log(rp_exec *x, uint32_t kind, char *err, size_t errlen);
 unsigned rp_exec_cpus(const rp_exec *x);        /* recorded CPUs */
+const char *rp_exec_dir(const rp_exec *x);    /* the bundle ("latest" resolved) */
+const char *rp_exec_program(const rp_exec *x);  /* the program file replayed (for a debugger) */
 uint64_t rp_exec_instructions(const rp_exec *x);/* recorded instructions, all threads */
 
 /* Runs chunk SEQ (for messages: CPU, LANE_INDEX) of thread TID, CS
@@ -39,6 +43,32 @@ uint64_t rp_exec_instructions(const rp_exec *x);/* recorded instructions, all th
  * PC, expected vs found). */
 int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
                   uint64_t cs, char *msg, size_t msglen);
+
+/* The same in steps, for a debugger (one worker, the caller's thread):
+ * rp_exec_begin loads chunk SEQ's thread on worker W's hart (0, or -1
+ * with the message); rp_exec_run executes at most N more of its
+ * instructions: 1 = some are left, 0 = the chunk is done (its check
+ * compared), -1 = diverged (message), 2 = stopped at an EBREAK
+ * (rp_exec_ebreak_stops). Between calls the hart holds the
+ * thread's live registers (rp_exec_live). rp_exec_chunk is begin + run. */
+int rp_exec_begin(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
+                  uint64_t cs, char *msg, size_t msglen);
+int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen);
+/* With ON, rp_exec_run returns 2 when the thread reaches an EBREAK (not
+ * executed; the hart stands at it) instead of failing: a debugger's
+ * breakpoints written into guest memory. Off by default. */
+void rp_exec_ebreak_stops(rp_exec *x, unsigned w, int on);
+/* Instructions of worker W's chunk not executed yet (0: none in progress). */
+uint64_t rp_exec_left(const rp_exec *x, unsigned w);
+/* The live registers of worker W's chunk in progress (its thread in *TID),
+ * or NULL; rp_exec_live_instret: that thread's exact retired count. */
+rru_ctx *rp_exec_live(rp_exec *x, unsigned w, uint32_t *tid);
+uint64_t rp_exec_live_instret(const rp_exec *x, unsigned w);
+/* Thread TID's registers: live when a worker runs its chunk, else saved;
+ * NULL for a thread not created yet or ended. Not to be changed. */
+rru_ctx *rp_exec_thread(rp_exec *x, uint32_t tid);
+rru_mem *rp_exec_mem(rp_exec *x);
+struct drv_proc *rp_exec_proc(rp_exec *x);
 
 /* After the last chunk: 0 if stdout bytes, exit status, per-thread
  * instruction counts and the final digest equal the recording's; 1 with

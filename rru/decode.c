@@ -450,3 +450,38 @@ int rru_disasm(uint32_t bits, uint64_t pc, char *buf, size_t len)
     }
     return n;
 }
+
+int rru_insn_access(uint32_t bits, const rru_ctx *c, uint64_t *addr, unsigned *size)
+{
+    rru_insn d;
+    rru_decode(bits, c->pc, &d);
+    uint64_t base = d.rs1 ? c->x[d.rs1] : 0;
+    int kind = 0;
+    unsigned n = 0;
+    switch (d.op) {
+    case RRU_OP_lb: case RRU_OP_lbu: n = 1; kind = RRU_ACCESS_READ; break;
+    case RRU_OP_lh: case RRU_OP_lhu: n = 2; kind = RRU_ACCESS_READ; break;
+    case RRU_OP_lw: case RRU_OP_lwu: case RRU_OP_flw: n = 4; kind = RRU_ACCESS_READ; break;
+    case RRU_OP_ld: case RRU_OP_fld: n = 8; kind = RRU_ACCESS_READ; break;
+    case RRU_OP_sb: n = 1; kind = RRU_ACCESS_WRITE; break;
+    case RRU_OP_sh: n = 2; kind = RRU_ACCESS_WRITE; break;
+    case RRU_OP_sw: case RRU_OP_fsw: n = 4; kind = RRU_ACCESS_WRITE; break;
+    case RRU_OP_sd: case RRU_OP_fsd: n = 8; kind = RRU_ACCESS_WRITE; break;
+    case RRU_OP_lr_w: *addr = base; *size = 4; return RRU_ACCESS_READ;
+    case RRU_OP_lr_d: *addr = base; *size = 8; return RRU_ACCESS_READ;
+    case RRU_OP_sc_w: *addr = base; *size = 4; return RRU_ACCESS_WRITE;
+    case RRU_OP_sc_d: *addr = base; *size = 8; return RRU_ACCESS_WRITE;
+    case RRU_OP_amoswap_w: case RRU_OP_amoadd_w: case RRU_OP_amoxor_w: case RRU_OP_amoand_w:
+    case RRU_OP_amoor_w: case RRU_OP_amomin_w: case RRU_OP_amomax_w: case RRU_OP_amominu_w:
+    case RRU_OP_amomaxu_w:
+        *addr = base; *size = 4; return RRU_ACCESS_READ | RRU_ACCESS_WRITE;
+    case RRU_OP_amoswap_d: case RRU_OP_amoadd_d: case RRU_OP_amoxor_d: case RRU_OP_amoand_d:
+    case RRU_OP_amoor_d: case RRU_OP_amomin_d: case RRU_OP_amomax_d: case RRU_OP_amominu_d:
+    case RRU_OP_amomaxu_d:
+        *addr = base; *size = 8; return RRU_ACCESS_READ | RRU_ACCESS_WRITE;
+    default: return 0;
+    }
+    *addr = base + (uint64_t)d.imm;
+    *size = n;
+    return kind;
+}

@@ -155,4 +155,11 @@ void rru_hart_flush_code(rru_hart *h);
  * written then). */
 int rru_disasm(uint32_t bits, uint64_t pc, char *buf, size_t len);
 
+/* The data access of the instruction BITS (at the start, 16 or 32 bits)
+ * when C's registers are the ones it will execute with: 0 for none, else
+ * RRU_ACCESS_READ, RRU_ACCESS_WRITE or both (AMOs), with the address and
+ * size in bytes. For a debugger's watchpoints; an SC counts as a write. */
+enum { RRU_ACCESS_READ = 1, RRU_ACCESS_WRITE = 2 };
+int rru_insn_access(uint32_t bits, const rru_ctx *c, uint64_t *addr, unsigned *size);
+
 #endif

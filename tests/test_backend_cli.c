@@ -77,7 +77,7 @@ START_TEST(backend_passes_reject_wrong_and_damaged_logs)
     const char *in = tu_path(dir, "initial.log"), *mp = tu_path(dir, "maxpar.log");
     o = rnr((const char *[]){ "stitch", in, mp, NULL });
     ck_assert_int_eq(o.status, 2);
-    ck_assert_ptr_nonnull(strstr(o.err, "this is a initial log; the pass reads a maxpar log"));
+    ck_assert_ptr_nonnull(strstr(o.err, "this is an initial log; the pass reads a maxpar log"));
     tu_output_free(&o);
     /* Cut the initial log in the middle (a recording that was killed): the
      * pass works on the complete prefix, with a warning naming the cut. */

@@ -175,6 +175,9 @@ static void bytes_digest(const rnr_membuf *b, char hex[RNR_SHA256_HEX])
 
 START_TEST(maxpar_output_is_byte_identical_on_pinned_recordings)
 {
+    /* Under valgrind (memory errors, not the pins) every fourth row. */
+    if (tu_under_valgrind() && _i % 4)
+        return;
     const pinned_case *p = &cases[_i];
     synth_config c;
     synth_config_default(&c, p->cpus);

@@ -24,6 +24,28 @@ static const char *guest(const char *name) { return tu_path(tu_env("RNR_GUEST_DI
  * alarm survives exec), so that a failed case leaves no recorder running. */
 #define CHILD_SECONDS 600
 
+/* Starts `rnr ARGS...` (ARGS NULL-terminated) with stdout on /dev/null and
+ * stderr on ERR_FD (-1: /dev/null); returns its pid. */
+static pid_t spawn_rnr(int err_fd, const char *const *args)
+{
+    const char *argv[40] = { tu_rnr_bin() };
+    size_t n = 1;
+    for (size_t i = 0; args[i] && n < 39; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(CHILD_SECONDS);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(err_fd >= 0 ? err_fd : null, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
 static void expect_status(const char *dir, const char *want)
 {
     char *v = tu_manifest_value(dir, "status");
@@ -117,19 +139,9 @@ START_TEST(bundle_concurrent_recorders_exactly_one_wins)
         if (trial == 2)
             ck_assert_int_eq(mkdir(dir, 0777), 0);   /* an empty directory given */
         pid_t pids[4];
-        for (int k = 0; k < 4; k++) {
-            pids[k] = fork();
-            ck_assert_int_ge(pids[k], 0);
-            if (pids[k] == 0) {
-                alarm(CHILD_SECONDS);
-                int null = open("/dev/null", O_WRONLY);
-                dup2(null, 1);
-                dup2(null, 2);
-                execl(tu_rnr_bin(), tu_rnr_bin(), "record", "--quiet", "-n", "4", "--env-clear",
-                      "-o", dir, "--", guest(k % 2 ? "racy" : "mutex"), (char *)NULL);
-                _exit(127);
-            }
-        }
+        for (int k = 0; k < 4; k++)
+            pids[k] = spawn_rnr(-1, (const char *[]){ "record", "--quiet", "-n", "4", "--env-clear", "-o",
+                                                      dir, "--", guest(k % 2 ? "racy" : "mutex"), NULL });
         int ok = 0, refused = 0;
         for (int k = 0; k < 4; k++) {
             int st;
@@ -258,8 +270,8 @@ END_TEST
 
 static pid_t spawn_record(const char *dir, const char *const *extra)
 {
-    const char *argv[32] = { tu_rnr_bin(), "record", "--quiet", "-n", "4", "--env-clear" };
-    size_t n = 6;
+    const char *argv[32] = { "record", "--quiet", "-n", "4", "--env-clear" };
+    size_t n = 5;
     for (size_t i = 0; extra && extra[i]; i++)
         argv[n++] = extra[i];
     argv[n++] = "-o";
@@ -267,17 +279,7 @@ static pid_t spawn_record(const char *dir, const char *const *extra)
     argv[n++] = "--";
     argv[n++] = guest("endless");
     argv[n] = NULL;
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        alarm(CHILD_SECONDS);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
+    return spawn_rnr(-1, argv);
 }
 
 static void wait_for_initial(const char *dir, pid_t pid, long n)
@@ -333,18 +335,10 @@ START_TEST(bundle_signals_while_finishing_say_so_then_abandon)
         char *dir = strdup(tu_path(tmp, name));
         int errpipe[2];
         ck_assert_int_eq(pipe(errpipe), 0);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-            alarm(CHILD_SECONDS);
-            int null = open("/dev/null", O_WRONLY);
-            dup2(null, 1);
-            dup2(errpipe[1], 2);
-            close(errpipe[0]);
-            execl(tu_rnr_bin(), tu_rnr_bin(), "record", "--quiet", "-n", "8", "--env-clear",
-                  "--backend", "-o", dir, "--", guest("endless"), (char *)NULL);
-            _exit(127);
-        }
+        fcntl(errpipe[0], F_SETFD, FD_CLOEXEC);
+        pid_t pid = spawn_rnr(errpipe[1], (const char *[]){ "record", "--quiet", "-n", "8", "--env-clear",
+                                                             "--backend", "-o", dir, "--", guest("endless"),
+                                                             NULL });
         close(errpipe[1]);
         fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
         wait_for_initial(dir, pid, 400000L << attempt);

@@ -94,8 +94,8 @@ START_TEST(loader_rejects_bad_files_with_one_line_naming_them)
     } cases[] = {
         {cut_to_100, "truncated"},
         {cut_half, "truncated"},
-        {to_x86, "not a 64-bit RISC-V executable"},
-        {to_32bit, "not a 64-bit RISC-V executable"},
+        {to_x86, "not a 64-bit RISC-V executable but x86-64"},
+        {to_32bit, "not a 64-bit RISC-V executable but 32-bit RISC-V"},
         {to_rel, "not an executable"},
         {add_interp, "dynamically linked"},
     };

@@ -682,8 +682,9 @@ START_TEST(record_rejects_bad_usage_with_one_line)
     char *tmp = tu_tmpdir();
     char *dir = strdup(tu_path(tmp, "b"));
     tu_output o;
-    tu_rnr(&o, (const char *[]){"record", "--", guest("racy"), NULL});
-    ck_assert_msg(o.status == 2 && strstr(o.err, "missing -o DIR"), "%s", o.err);
+    tu_rnr(&o, (const char *[]){"record", "-o", dir, "--", NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "missing PROG") && tu_count_lines(o.err) == 2,
+                  "%s", o.err);
     tu_output_free(&o);
     tu_rnr(&o, (const char *[]){"record", "-o", dir, "--msp", "100", "--", guest("racy"), NULL});
     ck_assert_msg(o.status == 2 && strstr(o.err, "--msp"), "%s", o.err);

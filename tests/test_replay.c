@@ -8,6 +8,7 @@
  * corrupt final or input log, a changed chunk check, a changed input, a
  * token removed, the wrong program, an unfinished recording, each exiting
  * 1 or 2 with the named cause. */
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -649,6 +650,18 @@ START_TEST(replay_names_what_is_damaged)
     tu_bundle_resign(dir, NULL, NULL);
     expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 1,
                    "replay diverged at cpu", "changed check");
+    {
+        /* ... with its pc's function from the program's symbol table. */
+        tu_output o;
+        tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
+        regex_t re;
+        ck_assert_int_eq(regcomp(&re, "diverged at cpu [0-9]+ chunk [0-9]+ \\(thread [0-9]+, pc "
+                                      "0x[0-9a-f]+ [A-Za-z_][A-Za-z0-9_.]*\\+0x[0-9a-f]+\\)",
+                                 REG_EXTENDED | REG_NOSUB), 0);
+        ck_assert_msg(regexec(&re, o.err, 0, NULL, 0) == 0, "no symbol in: %s", o.err);
+        regfree(&re);
+        tu_output_free(&o);
+    }
 
     /* An input the guest reads, changed: the replay diverges. */
     rewrite_log(saved, path, change_a_result);

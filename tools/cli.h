@@ -35,6 +35,11 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t min,
 int cli_parse_bytes(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                     uint64_t *out);
 
+/* --exit-code MODE of run and record: "guest" (0 into *rnr, the default:
+ * rnr exits with the guest's status) or "rnr" (1: 0 when rnr succeeded).
+ * 0, or -1 after a usage message. */
+int cli_exit_code_mode(const char *cmd, const char *mode, int *rnr);
+
 /* cli_normalize: flags. */
 enum {
     /* The options end at the first operand (the program of run and record:
@@ -51,6 +56,10 @@ enum {
  * until cli_normalize_free (rnr's main calls it). */
 void cli_normalize(const char *const *valued, int flags, int *argc, char ***argv);
 void cli_normalize_free(void);
+
+/* rnr replay --gdb [HOST:]PORT: serves a replay of DIR from its log of
+ * KIND to one gdb connection (tools/cmd_debug.c); the exit status. */
+int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where);
 
 /* The log kind named NAME in any case ("MaxPar", "stserial"), or -1. */
 int cli_log_kind(const char *name);

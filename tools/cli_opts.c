@@ -109,3 +109,13 @@ size_t cli_edit_distance(const char *a, const char *b)
     free(d);
     return r;
 }
+
+int cli_exit_code_mode(const char *cmd, const char *mode, int *rnr)
+{
+    if (strcasecmp(mode, "guest") == 0 || strcasecmp(mode, "rnr") == 0) {
+        *rnr = strcasecmp(mode, "rnr") == 0;
+        return 0;
+    }
+    cli_usage(cmd, "--exit-code: '%s' is not guest or rnr", mode);
+    return -1;
+}

@@ -15,6 +15,8 @@
 
 const char cmd_backend_help[] =
     "usage: rnr backend [--progress] [--compress LEVEL] DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Runs the backend passes on the recording bundle DIR (DIR/manifest and\n"
     "DIR/initial.log) and writes DIR/maxpar.log (pass 1), DIR/stitched.log\n"
     "(pass 2), DIR/serial.log and DIR/stserial.log (pass 3 on each), replacing\n"

@@ -12,6 +12,8 @@
 
 const char cmd_info_help[] =
     "usage: rnr info DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Describes the bundle DIR on one screen: its status (and why it ended),\n"
     "the program and its SHA-256, argv, the environment the guest ran with,\n"
     "seed, CPUs and RRU options, instructions per thread, exit status, the\n"
@@ -67,6 +69,9 @@ int cmd_info(int argc, char **argv)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_ANY, err, sizeof err);
     if (!b)
         return cli_bad_input("info", "%s", err);
+    char resolved[4096];   /* "latest" resolved; DIR outlives the bundle handle */
+    snprintf(resolved, sizeof resolved, "%s", rnr_bundle_dir(b));
+    dir = resolved;
     rnr_bundle_unlock(b);
     const rnr_manifest *m = rnr_bundle_get(b);
     printf("%-14s %s\n", "bundle", dir);

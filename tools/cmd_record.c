@@ -18,19 +18,28 @@
 #include "tools/machine_opts.h"
 
 const char cmd_record_help[] =
-    "usage: rnr record [options] -o DIR [--] PROG [ARGS...]\n"
+    "usage: rnr record [options] [-o DIR] [--] PROG [ARGS...]\n"
     "Records the static riscv64 Linux program PROG (with ARGS and the current\n"
     "environment, or the one --env, --unset and --env-clear make) on the\n"
     "simulated multicore with a Record-and-Replay Unit on every core, and\n"
     "writes the recording bundle DIR: manifest, initial.log, input.log, stdout,\n"
-    "stderr and program (a copy of PROG). DIR must not exist or be an empty\n"
+    "stderr and program (a copy of PROG). Without -o, DIR is PROG-N (N the\n"
+    "next free number) in the directory of bundles, $RNR_BUNDLE_DIR or else\n"
+    "./rnr-bundles, whose symbolic link 'latest' then points at it: `rnr ls`\n"
+    "lists that directory, and replay, stats, verify, info and backend read\n"
+    "'latest' as that link's bundle. DIR must not exist or be an empty\n"
     "directory; anything else is refused and left untouched, and of several\n"
     "recorders given one DIR at once only one proceeds. Every file is written\n"
     "under a temporary name and put in place at the end; the manifest's status\n"
     "(recording, then complete, interrupted: REASON or incomplete: REASON)\n"
     "turns final last. The guest's stdout and stderr also go to rnr's. With\n"
     "the same options and seed, the recording executes exactly what `rnr run`\n"
-    "executes. rnr exits with the guest's status like rnr run.\n"
+    "executes.\n"
+    "Exit status, with --exit-code guest (the default): the guest's, as rnr run\n"
+    "(its exit code, 128 + a fatal signal, 124 on a deadlock); with --exit-code\n"
+    "rnr: 0 once the bundle is finished whatever the guest's status (which the\n"
+    "summary and the manifest's exit-status give). 2: bad usage, or the\n"
+    "recording could not be made or finished.\n"
     "SIGINT, SIGTERM or SIGHUP stop the guest; the bundle is finished (status\n"
     "interrupted: SIGNAL, replayable) and rnr exits 128 + the signal. A second\n"
     "signal while the bundle is finished says what is being finished; a third\n"
@@ -43,7 +52,9 @@ const char cmd_record_help[] =
     "guest's. A value may be attached: -n8, -oDIR, --seed=3.\n"
     "\n"
     "Options:\n"
-    "  -o DIR             the bundle to write (required)\n"
+    "  -o DIR             the bundle to write (default: the directory of bundles)\n"
+    "  --exit-code guest|rnr  exit with the guest's status (default) or 0 on\n"
+    "                     success\n"
     "  --backend          also run the backend: MaxPar on the fly while the\n"
     "                     guest runs, then Stitched, Serial and StSerial\n"
     "  --truth            write truth.deps: every line-level conflict between\n"
@@ -70,9 +81,23 @@ static void on_signal(int sig)
         recording_interrupt(r, sig);
 }
 
+/* A progress line is on stderr (cleared before the guest's output). */
+static int progress_drawn;
+
+static void clear_progress(void *ctx)
+{
+    (void)ctx;
+    if (progress_drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        progress_drawn = 0;
+    }
+}
+
 static void on_progress(void *ctx, const recording_progress *p)
 {
     (void)ctx;
+    progress_drawn = 1;
     fprintf(stderr, "\rrnr record: %" PRIu64 " instruction%s, %" PRIu64 " chunk%s, %.1f MIPS, "
             "%" PRIu64 " KiB of initial log   ",
             p->instructions, cli_s(p->instructions), p->chunks, cli_s(p->chunks), p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
@@ -84,13 +109,13 @@ int cmd_record(int argc, char **argv)
 {
     static const char *const valued[] = {MACHINE_OPTS_VALUED, "-o", "--initial-log", "--env",
                                          "--unset", "--max-instructions", "--max-seconds",
-                                         "--max-log-bytes", NULL};
+                                         "--max-log-bytes", "--exit-code", NULL};
     cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     recording_options ro;
     memset(&ro, 0, sizeof ro);
     machine_opts mo;
     machine_opts_init(&mo, &ro.cfg, argc);
-    int quiet = 0, i = 1, rc = RNR_EXIT_USAGE;
+    int quiet = 0, i = 1, rc = RNR_EXIT_USAGE, exit_rnr = 0;
     int progress = isatty(STDERR_FILENO);
     ro.pack = 1;
     guest_env env;
@@ -130,7 +155,7 @@ int cmd_record(int argc, char **argv)
             quiet = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--initial-log") == 0 ||
                    strcmp(a, "--max-instructions") == 0 || strcmp(a, "--max-seconds") == 0 ||
-                   strcmp(a, "--max-log-bytes") == 0) {
+                   strcmp(a, "--max-log-bytes") == 0 || strcmp(a, "--exit-code") == 0) {
             if (i + 1 >= argc) {
                 cli_usage("record", "option %s needs an argument", a);
                 goto out;
@@ -138,6 +163,9 @@ int cmd_record(int argc, char **argv)
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) {
                 ro.dir = v;
+            } else if (strcmp(a, "--exit-code") == 0) {
+                if (cli_exit_code_mode("record", v, &exit_rnr) < 0)
+                    goto out;
             } else if (strcmp(a, "--initial-log") == 0) {
                 ro.initial_stream = v;
             } else if (strcmp(a, "--max-instructions") == 0) {
@@ -160,10 +188,6 @@ int cmd_record(int argc, char **argv)
     }
     if (quiet)
         progress = 0;
-    if (!ro.dir) {
-        cli_usage("record", "missing -o DIR");
-        goto out;
-    }
     if (i >= argc) {
         cli_usage("record", "missing PROG");
         goto out;
@@ -173,6 +197,7 @@ int cmd_record(int argc, char **argv)
     ro.progress_passes = progress;
     if (progress) {
         ro.progress = on_progress;
+        ro.progress_clear = clear_progress;
         ro.ctx = NULL;
     }
     r = recording_open(&ro, argv[i], (const char *const *)argv + i, (size_t)(argc - i),
@@ -204,11 +229,13 @@ int cmd_record(int argc, char **argv)
     if (!quiet)
         fprintf(stderr,
                 "rnr record: %s: %s: %" PRIu64 " instruction%s, %" PRIu64 " thread%s, %" PRIu64
-                " chunk%s, %.3f s, %.1f MIPS\n",
-                ro.dir, res.status, res.instructions, cli_s(res.instructions), res.threads,
+                " chunk%s, %.3f s, %.1f MIPS, guest exit status %d\n",
+                recording_dir(r), res.status, res.instructions, cli_s(res.instructions), res.threads,
                 cli_s(res.threads), res.chunks, cli_s(res.chunks), res.seconds,
-                res.seconds > 0 ? (double)res.instructions / res.seconds / 1e6 : 0.0);
-    rc = res.exit_status;
+                res.seconds > 0 ? (double)res.instructions / res.seconds / 1e6 : 0.0,
+                res.exit_status);
+    /* --exit-code rnr: an interruption's or a limit's status is rnr's own. */
+    rc = exit_rnr && res.end != DRV_INTERRUPTED ? RNR_EXIT_OK : res.exit_status;
 out:
     recording_free(r);
     guest_env_free(&env);

@@ -16,7 +16,9 @@
 
 const char cmd_replay_help[] =
     "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial] [--program PATH]\n"
-    "                  [--window CHUNKS] [--quiet] DIR\n"
+    "                  [--window CHUNKS] [--quiet] [--gdb [HOST:]PORT] DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Replays the recording bundle DIR from its final log of FORMAT (default\n"
     "maxpar; run `rnr backend DIR` or record with --backend first) on W worker\n"
     "threads (default: the host's cores; at most the recorded CPU count), any\n"
@@ -34,6 +36,10 @@ const char cmd_replay_help[] =
     "  --window CHUNKS  chunks read ahead of the oldest unfinished one, at most\n"
     "                   (memory; default 4096)\n"
     "  --quiet          print neither the guest's output nor the summary\n"
+    "  --gdb [HOST:]PORT  replay under gdb's control instead (see rnr debug):\n"
+    "                   serve the gdb remote protocol on HOST (default 127.0.0.1)\n"
+    "                   and PORT (0: a free one; the port is printed); one hart,\n"
+    "                   the log's order; default format stitched\n"
     "Exit status: 0 the replay reproduced the recording; 1 it diverged (the\n"
     "first chunk that differs is named) or the logs cannot be replayed\n"
     "(a deadlock of tokens); 2 bad usage or a bad bundle.\n";
@@ -57,10 +63,10 @@ static int run_chunk(void *ctx, unsigned w, const rp_chunk *c, char *msg, size_t
 
 int cmd_replay(int argc, char **argv)
 {
-    const char *dir = NULL, *format = "maxpar", *program = NULL;
+    const char *dir = NULL, *format = NULL, *program = NULL, *gdb = NULL;
     uint64_t workers = 0, window = RP_WINDOW_DEFAULT;
     int quiet = 0, options = 1;
-    static const char *const valued[] = {"-j", "--format", "--program", "--window", NULL};
+    static const char *const valued[] = {"-j", "--format", "--program", "--window", "--gdb", NULL};
     cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -71,7 +77,7 @@ int cmd_replay(int argc, char **argv)
         } else if (strcmp(a, "--") == 0) {
             options = 0;
         } else if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
-            strcmp(a, "--window") == 0) {
+            strcmp(a, "--window") == 0 || strcmp(a, "--gdb") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("replay", "option %s needs an argument", a);
             const char *v = argv[++i];
@@ -81,6 +87,8 @@ int cmd_replay(int argc, char **argv)
             } else if (a[2] == 'w') {
                 if (cli_parse_u64("replay", a, v, 1, 1u << 30, &window) < 0)
                     return RNR_EXIT_USAGE;
+            } else if (a[2] == 'g') {
+                gdb = v;
             } else if (a[2] == 'f') {
                 format = v;
             } else {
@@ -94,12 +102,16 @@ int cmd_replay(int argc, char **argv)
     }
     if (!dir)
         return cli_usage("replay", "missing DIR");
+    if (!format)
+        format = gdb ? "stitched" : "maxpar";
     int kind = cli_log_kind(format);
     if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
         kind != RNR_LOG_STSERIAL)
         return cli_usage("replay", "--format wants maxpar, stitched, serial or stserial, not '%s'",
                          format);
     format = rnr_log_kind_name((uint32_t)kind);
+    if (gdb)
+        return cli_gdb_serve(dir, kind, program, quiet, gdb);
     long host = sysconf(_SC_NPROCESSORS_ONLN);
     if (workers == 0)
         workers = host > 0 ? (uint64_t)host : 1;
@@ -108,6 +120,7 @@ int cmd_replay(int argc, char **argv)
     rp_exec *x = rp_exec_open(dir, &eo, err, sizeof err);
     if (!x)
         return cli_bad_input("replay", "%s", err);
+    dir = rp_exec_dir(x);
     if (workers > rp_exec_cpus(x)) {
         if (!quiet)
             fprintf(stderr, "rnr replay: note: %" PRIu64 " worker%s asked, the recording has %u CPU%s: "

@@ -16,14 +16,19 @@ const char cmd_run_help[] =
     "Runs the static riscv64 Linux program PROG (with ARGS and the current\n"
     "environment, or the one --env, --unset and --env-clear make) on the\n"
     "simulated multicore, without recording. The guest's\n"
-    "stdin, stdout and stderr are rnr's; rnr exits with the guest's exit\n"
-    "status, or 128+N with one line on stderr when signal N killed it, or\n"
-    "124 with a report when every thread is blocked forever (deadlock).\n"
+    "stdin, stdout and stderr are rnr's. Exit status, with --exit-code guest\n"
+    "(the default): the guest's exit status, or 128+N with one line on stderr\n"
+    "when signal N killed it, or 124 with a report when every thread is\n"
+    "blocked forever (deadlock); with --exit-code rnr: 0 whatever the guest's\n"
+    "status, which one line on stderr gives. 2: bad usage, a program that\n"
+    "cannot be loaded, or a simulation that failed.\n"
     "The options end at PROG (or at --): the arguments after it are the\n"
     "guest's. A value may be attached: -n8, --seed=3, --input-log=FILE.\n"
     "\n"
     "Options:\n"
     "  --input-log FILE   write the run's nondeterministic inputs (an input log)\n"
+    "  --exit-code guest|rnr  exit with the guest's status (default) or 0 on\n"
+    "                     success\n"
     "  --stats            print instructions per core, cycles, bus transactions,\n"
     "                     the final-state digest, wall time and MIPS on stderr\n"
     GUEST_ENV_HELP
@@ -70,12 +75,13 @@ static void print_stats(const drv_proc *p)
 
 int cmd_run(int argc, char **argv)
 {
-    static const char *const valued[] = {MACHINE_OPTS_VALUED, "--input-log", "--env", "--unset", NULL};
+    static const char *const valued[] = {MACHINE_OPTS_VALUED, "--input-log", "--env", "--unset",
+                                         "--exit-code", NULL};
     cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     drv_config cfg;
     machine_opts mo;
     machine_opts_init(&mo, &cfg, argc);
-    int stats = 0, i = 1;
+    int stats = 0, i = 1, exit_rnr = 0;
     int rc = RNR_EXIT_USAGE;
     guest_env env;
     guest_env_init(&env, argc);
@@ -107,6 +113,13 @@ int cmd_run(int argc, char **argv)
                 goto out;
             }
             cfg.input_log = argv[++i];
+        } else if (strcmp(o, "--exit-code") == 0) {
+            if (i + 1 >= argc) {
+                cli_usage("run", "option %s needs an argument", o);
+                goto out;
+            }
+            if (cli_exit_code_mode("run", argv[++i], &exit_rnr) < 0)
+                goto out;
         } else if (strcmp(o, "--stats") == 0) {
             stats = 1;
         } else {
@@ -141,6 +154,10 @@ int cmd_run(int argc, char **argv)
         rc = 128 + r.status;
     else
         rc = DRV_EXIT_DEADLOCK;
+    if (exit_rnr && ok >= 0) {
+        fprintf(stderr, "rnr run: guest exit status %d\n", rc);
+        rc = RNR_EXIT_OK;
+    }
     drv_proc_free(p);
 out:
     guest_env_free(&env);

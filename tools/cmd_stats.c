@@ -16,10 +16,13 @@
 #include "backend/oracle.h"
 #include "rru/alloc.h"
 #include "tools/cli.h"
+#include "tools/out.h"
 
 const char cmd_stats_help[] =
     "usage: rnr stats [--format text|csv|json] [--token-latency CYCLES] [--cpus LIST]\n"
     "                 FILE|DIR\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "For a log FILE: its kind, records, threads, instructions, bytes (file,\n"
     "raw records, records compressed with zlib) and bits per kilo-instruction,\n"
     "one 'name: value' per line. For a recording bundle DIR: one row per log\n"
@@ -49,192 +52,6 @@ static uint64_t token_latency = 100;
 static uint32_t sim_cpus[METRICS_MAX_W];
 static uint32_t sim_ncpus;
 
-/* --format: text (the default: 'name: value' lines, the bundle's table),
- * csv or json. The machine formats collect rows of name/value pairs and
- * print them at the end (out_flush); the names are the text's. */
-enum { OUT_TEXT, OUT_CSV, OUT_JSON };
-static int out_format = OUT_TEXT;
-
-typedef struct out_pair {
-    char *name, *value;
-    int is_string;
-} out_pair;
-
-typedef struct out_row {
-    out_pair *p;
-    size_t n, cap;
-} out_row;
-
-/* rows[0]: the bundle's own fields (json) or the file's row; then one per log. */
-static out_row *rows;
-static size_t nrows;
-
-static void out_row_start(void)
-{
-    rows = xrealloc(rows, (nrows + 1) * sizeof *rows);
-    memset(&rows[nrows++], 0, sizeof *rows);
-}
-
-static void out_add(const char *name, int is_string, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void out_add(const char *name, int is_string, const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (out_format == OUT_TEXT) {
-        printf("%s: %s\n", name, buf);
-        return;
-    }
-    if (nrows == 0)
-        out_row_start();
-    out_row *r = &rows[nrows - 1];
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 32;
-        r->p = xrealloc(r->p, r->cap * sizeof *r->p);
-    }
-    r->p[r->n++] = (out_pair){ xoom(strdup(name)), xoom(strdup(buf)), is_string };
-}
-
-#define OUT_U64(name, v) out_add(name, 0, "%" PRIu64, (uint64_t)(v))
-#define OUT_F(name, prec, v) out_add(name, 0, "%." #prec "f", (double)(v))
-#define OUT_S(name, s) out_add(name, 1, "%s", s)
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
-static void json_object(const out_row *r, const char *indent)
-{
-    printf("{");
-    for (size_t i = 0; i < r->n; i++) {
-        printf("%s\n%s  ", i ? "," : "", indent);
-        json_string(r->p[i].name);
-        printf(": ");
-        if (r->p[i].is_string)
-            json_string(r->p[i].value);
-        else
-            fputs(r->p[i].value, stdout);
-    }
-    printf("\n%s}", indent);
-}
-
-static void csv_field(const char *s)
-{
-    if (!s[strcspn(s, ",\"\r\n")]) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
-}
-
-static const char *row_get(const out_row *r, const char *name)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (strcmp(r->p[i].name, name) == 0)
-            return r->p[i].value;
-    return NULL;
-}
-
-/* Prints the collected rows. BUNDLE: rows[0] holds the bundle's fields and
- * the others its logs: json nests them as "logs"; csv repeats the bundle's
- * fields in every row. A CSV header is every name in order of first use; a
- * row without one leaves its field empty. */
-static void out_free(void);
-
-static void out_flush(int bundle)
-{
-    if (out_format == OUT_JSON) {
-        if (!bundle) {
-            if (nrows)
-                json_object(&rows[0], "");
-            printf("\n");
-        } else {
-            out_row top = nrows ? rows[0] : (out_row){ NULL, 0, 0 };
-            printf("{");
-            for (size_t i = 0; i < top.n; i++) {
-                printf("\n  ");
-                json_string(top.p[i].name);
-                printf(": ");
-                if (top.p[i].is_string)
-                    json_string(top.p[i].value);
-                else
-                    fputs(top.p[i].value, stdout);
-                printf(",");
-            }
-            printf("\n  \"logs\": [");
-            for (size_t k = 1; k < nrows; k++) {
-                printf("%s\n    ", k > 1 ? "," : "");
-                json_object(&rows[k], "    ");
-            }
-            printf("\n  ]\n}\n");
-        }
-    } else if (out_format == OUT_CSV) {
-        size_t first = bundle ? 1 : 0, ncols = 0;
-        const char **cols = NULL;
-        for (size_t k = bundle ? 0 : first; k < nrows; k++)
-            for (size_t i = 0; i < rows[k].n; i++) {
-                size_t c = 0;
-                while (c < ncols && strcmp(cols[c], rows[k].p[i].name) != 0)
-                    c++;
-                if (c == ncols) {
-                    cols = xrealloc(cols, (ncols + 1) * sizeof *cols);
-                    cols[ncols++] = rows[k].p[i].name;
-                }
-            }
-        for (size_t c = 0; c < ncols; c++) {
-            if (c)
-                putchar(',');
-            csv_field(cols[c]);
-        }
-        putchar('\n');
-        for (size_t k = first; k < nrows; k++) {
-            for (size_t c = 0; c < ncols; c++) {
-                const char *v = row_get(&rows[k], cols[c]);
-                if (!v && bundle)
-                    v = row_get(&rows[0], cols[c]);
-                if (c)
-                    putchar(',');
-                csv_field(v ? v : "");
-            }
-            putchar('\n');
-        }
-        free(cols);
-    }
-    out_free();
-}
-
-static void out_free(void)
-{
-    for (size_t k = 0; k < nrows; k++) {
-        for (size_t i = 0; i < rows[k].n; i++) {
-            free(rows[k].p[i].name);
-            free(rows[k].p[i].value);
-        }
-        free(rows[k].p);
-    }
-    free(rows);
-    rows = NULL;
-    nrows = 0;
-}
 
 static int is_final(uint32_t kind)
 {
@@ -343,7 +160,7 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
     if (!failed) {
         char name[64];
         for (uint32_t q = 0; q < cpus; q++) {
-            if (out_format == OUT_TEXT) {
+            if (out_is_text()) {
                 printf("cpu.%u: %" PRIu64 " chunks, %" PRIu64 " instructions\n", q, chunks[q],
                        insns[q]);
                 continue;
@@ -387,9 +204,12 @@ static int stats_dir(const char *dir)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
     if (!b)
         return cli_bad_input("stats", "%s", err);
+    char resolved[4096];   /* "latest" resolved; DIR outlives the bundle handle */
+    snprintf(resolved, sizeof resolved, "%s", rnr_bundle_dir(b));
+    dir = resolved;
     rnr_bundle_unlock(b);
     uint64_t insns = rnr_bundle_u64(b, "instructions");
-    int text = out_format == OUT_TEXT;
+    int text = out_is_text();
     if (text) {
         printf("bundle: %s\nprogram: %s\ninstructions: %" PRIu64 "\n", dir,
                rnr_bundle_str(b, "program"), insns);
@@ -519,7 +339,7 @@ static int stats_dir(const char *dir)
     }
     rnr_bundle_close(b);
     if (found)
-        out_flush(1);
+        out_flush(OUT_BUNDLE);
     else
         out_free();
     if (!found)
@@ -564,7 +384,7 @@ int cmd_stats(int argc, char **argv)
     int options = 1;
     static const char *const valued[] = {"--token-latency", "--cpus", "--format", NULL};
     cli_normalize(valued, 0, &argc, &argv);
-    out_format = OUT_TEXT;
+    out_set_format("stats", NULL);
     for (int i = 1; i < argc; i++) {
         if (!options || argv[i][0] != '-' || !argv[i][1]) {
             if (path)
@@ -575,15 +395,8 @@ int cmd_stats(int argc, char **argv)
         } else if (strcmp(argv[i], "--format") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("stats", "--format needs a value");
-            const char *f = argv[++i];
-            if (strcasecmp(f, "text") == 0)
-                out_format = OUT_TEXT;
-            else if (strcasecmp(f, "csv") == 0)
-                out_format = OUT_CSV;
-            else if (strcasecmp(f, "json") == 0)
-                out_format = OUT_JSON;
-            else
-                return cli_usage("stats", "--format wants text, csv or json, not '%s'", f);
+            if (out_set_format("stats", argv[++i]) < 0)
+                return RNR_EXIT_USAGE;
         } else if (strcmp(argv[i], "--token-latency") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("stats", "--token-latency needs a value");
@@ -601,6 +414,8 @@ int cmd_stats(int argc, char **argv)
     if (!path)
         return cli_usage("stats", "missing FILE or DIR");
     struct stat st;
+    if (strcmp(path, RNR_BUNDLE_LATEST) == 0)
+        return stats_dir(path);
     if (strcmp(path, "-") != 0 && stat(path, &st) != 0)
         return cli_bad_input("stats", "%s: %s", path, strerror(errno));
     if (strcmp(path, "-") != 0 && S_ISDIR(st.st_mode))
@@ -622,9 +437,9 @@ int cmd_stats(int argc, char **argv)
         print_metrics(&dm);
     if (s.header.kind == RNR_LOG_INITIAL && strcmp(path, "-") != 0 &&
         print_initial_details(path, err, sizeof err) < 0) {
-        out_flush(0);
+        out_flush(OUT_ONE);
         return cli_bad_input("stats", "%s", err);
     }
-    out_flush(0);
+    out_flush(OUT_ONE);
     return RNR_EXIT_OK;
 }

@@ -18,6 +18,8 @@
 
 const char cmd_verify_help[] =
     "usage: rnr verify [--progress] [--truth FILE | --no-truth] DIR [FORMAT]\n"
+    "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
+    "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Proves that a final log of the recording bundle DIR enforces every\n"
     "dependence of DIR/initial.log under the token-counter semantics of replay,\n"
     "and can be replayed (no cycle, no token that never comes). FORMAT is maxpar,\n"
@@ -97,6 +99,9 @@ int cmd_verify(int argc, char **argv)
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
     if (!b)
         return cli_bad_input("verify", "%s", err);
+    char resolved[4096];   /* "latest" resolved; DIR outlives the bundle handle */
+    snprintf(resolved, sizeof resolved, "%s", rnr_bundle_dir(b));
+    dir = resolved;
     if (rnr_bundle_check_file(b, RNR_BF_INITIAL, path, sizeof path, err, sizeof err) < 0) {
         rnr_bundle_close(b);
         return cli_bad_input("verify", "%s", err);
@@ -171,7 +176,8 @@ int cmd_verify(int argc, char **argv)
             continue;
         }
         if (rnr_reader_header(r)->kind != (uint32_t)rnr_log_kind_parse(formats[i])) {
-            rc = cli_bad_input("verify", "%s: this is a %s log, not a %s log", path,
+            rc = cli_bad_input("verify", "%s: this is %s %s log, not a %s log", path,
+                               rnr_log_kind_article(rnr_reader_header(r)->kind),
                                rnr_log_kind_name(rnr_reader_header(r)->kind), formats[i]);
             rnr_reader_close(r);
             continue;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <errno.h>
 
+#include "formats/log.h"
 #include "tools/cli.h"
 
 typedef struct command {
@@ -25,8 +26,12 @@ static void usage(FILE *f)
                "Deterministic record and replay of multithreaded RISC-V programs on a\n"
                "simulated multicore with a Record-and-Replay Unit per core.\n\n"
                "Commands:\n");
+    int w = 0;   /* the widest arguments: the summaries start in one column */
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %-22s %s\n", commands[i].name, commands[i].args, commands[i].summary);
+        if ((int)strlen(commands[i].args) > w)
+            w = (int)strlen(commands[i].args);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %-*s  %s\n", commands[i].name, w, commands[i].args, commands[i].summary);
     fprintf(f, "\n'rnr COMMAND --help' describes a command. Exit status: 0 ok, 1 verification\n"
                "failed or replay diverged, 2 bad usage or bad input.\n"
                "Options taking a value may be written -j 2 or -j2, --format F or --format=F;\n"
@@ -168,6 +173,9 @@ int main(int argc, char **argv)
             fputs(commands[i].help, stdout);
             return RNR_EXIT_OK;
         }
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "rnr %s", name);
+        rnr_set_msg_prefix(prefix);
         int rc = commands[i].main(argc - 1, argv + 1);
         cli_normalize_free();
         return rc;

@@ -1,0 +1,44 @@
+/* debugger/server.h: a gdb remote-protocol server on a replay. The replay
+ * runs serially on the caller's thread (one hart, the final log's chunks
+ * in the log's order: replayer/serial.h), instruction by instruction while
+ * breakpoints, watchpoints or a step need it and chunk by chunk otherwise.
+ * gdb sees every guest thread, their registers and memory; writes are
+ * refused (they would change what was recorded). At the end of the log the
+ * replay's checks run and their verdict is reported. docs/debugging.md. */
+#ifndef RNR_DEBUGGER_SERVER_H
+#define RNR_DEBUGGER_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+typedef struct dbg dbg;
+
+typedef struct dbg_options {
+    const char *dir;            /* the bundle */
+    uint32_t kind;              /* its final log to replay (RNR_LOG_*) */
+    const char *program;        /* NULL: the bundle's copy */
+    FILE *out;                  /* the guest's stdout as recorded; NULL: none */
+    const char *name;           /* for messages: "rnr replay" */
+} dbg_options;
+
+/* Opens the replay: NULL with one line in err (exit status 2). */
+dbg *dbg_open(const dbg_options *o, char *err, size_t errlen);
+void dbg_free(dbg *d);
+/* The program file gdb should load. */
+const char *dbg_program(const dbg *d);
+
+/* A listening TCP socket on HOST (NULL: 127.0.0.1) and PORT (0: any free
+ * one); the port bound in *BOUND. -1 with a message. */
+int dbg_listen(const char *host, unsigned port, unsigned *bound, char *err, size_t errlen);
+
+/* Accepts one connection on LISTEN_FD (then closed) and serves it until gdb
+ * detaches, kills or disconnects. While it waits for the connection, a
+ * WATCH process (> 0) that ends stops the wait. Returns 0 (the replay was
+ * verified at its end, or left unfinished), 1 (it diverged or failed its
+ * final checks; the message went to gdb and stderr) or 2 (no connection:
+ * message in err). */
+int dbg_serve(dbg *d, int listen_fd, pid_t watch, char *err, size_t errlen);
+
+#endif

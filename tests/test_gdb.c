@@ -1,0 +1,620 @@
+/* tests/test_gdb.c: the gdb server on a replay (debugger/), end to end:
+ * the real gdb-multiarch in batch mode against `rnr debug` on a recording
+ * of racy (threads incrementing a shared counter without a lock), for each
+ * of the four formats: a breakpoint on a function and a global printed;
+ * info threads listing the live threads with their cpu and chunk; a write
+ * watchpoint stopping at each write with the writing thread named (the
+ * thread the replay says runs); continuing to the end verifying the
+ * replay. And the protocol alone, over a socket to `rnr replay --gdb
+ * 127.0.0.1:0`: malformed, unknown, out-of-order and refused packets get
+ * error or empty replies, the server never crashes or hangs, and a
+ * detach ends it with status 0. Skipped, with a note, without
+ * gdb-multiarch. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+#define GDB "/usr/bin/gdb-multiarch"
+
+static const char *const formats[] = {"maxpar", "stitched", "serial", "stserial"};
+
+static int have_gdb(void)
+{
+    if (access(GDB, X_OK) == 0)
+        return 1;
+    fprintf(stderr, "test_gdb: skipped: %s is not installed (tools/install-deps installs it)\n", GDB);
+    return 0;
+}
+
+/* racy (3 threads, 200 increments each) recorded once for the suite with
+ * the four final logs (the sessions only read it): the bundle's path. */
+static char *racy_tmp, *racy_dir;
+
+static void record_racy(void)
+{
+    racy_tmp = tu_tmpdir();
+    racy_dir = strdup(tu_path(racy_tmp, "b"));
+    static const char *const opts[] = {"-n", "4", "--backend", NULL};
+    static const char *const args[] = {"3", "200", NULL};
+    tu_output o;
+    tu_record(&o, racy_dir, "racy", opts, args);
+    ck_assert_msg(o.status == 0, "record: %d %s", o.status, o.err);
+    tu_output_free(&o);
+}
+
+static void remove_racy(void)
+{
+    if (racy_tmp)
+        tu_rmtree(racy_tmp);
+    free(racy_tmp);
+    free(racy_dir);
+    racy_tmp = racy_dir = NULL;
+}
+
+/* Runs rnr with ARGV (after "rnr") with its output in *O; the process and
+ * what it execs end by SIGALRM after 120 s, gdb by the end of its
+ * connection then. */
+static void run_rnr(const char *const *argv, tu_output *o)
+{
+    char *tmp = tu_tmpdir();
+    char outp[4096], errp[4096];
+    snprintf(outp, sizeof outp, "%s/out", tmp);
+    snprintf(errp, sizeof errp, "%s/err", tmp);
+    const char *av[64];
+    size_t n = 0;
+    av[n++] = tu_rnr_bin();
+    for (size_t i = 0; argv[i] && n < 63; i++)
+        av[n++] = argv[i];
+    av[n] = NULL;
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fi = open("/dev/null", O_RDONLY);
+        if (fo < 0 || fe < 0 || fi < 0)
+            _exit(126);
+        dup2(fi, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        alarm(120);
+        execv(av[0], (char *const *)av);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    memset(o, 0, sizeof *o);
+    o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    o->out = (char *)tu_read_file(outp, &o->out_len);
+    o->err = (char *)tu_read_file(errp, &o->err_len);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+/* rnr debug --format F DIR -- -batch -nx -ex CMD... (CMDS NULL-terminated). */
+static void debug(const char *dir, const char *format, const char *const *cmds, tu_output *o)
+{
+    const char *av[64] = {"debug", "--format", format, dir, "--", "-batch", "-nx"};
+    size_t n = 7;
+    for (size_t i = 0; cmds[i] && n < 60; i++) {
+        av[n++] = "-ex";
+        av[n++] = cmds[i];
+    }
+    av[n] = NULL;
+    run_rnr(av, o);
+}
+
+/* gdb prints the target's console output (monitor, the replay's verdict)
+ * on stderr in batch mode: either stream will do. */
+static void expect(const tu_output *o, const char *what, const char *format)
+{
+    ck_assert_msg(strstr(o->out, what) != NULL || strstr(o->err, what) != NULL, "%s: '%s' not in gdb's output:\n%s\nstderr:\n%s",
+                  format, what, o->out, o->err);
+}
+
+START_TEST(gdb_breaks_on_a_function_and_prints_a_global)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    static const char *const cmds[] = {"break worker", "continue", "print iters", "print counter",
+                                       "bt 1", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "hit Breakpoint 1, worker (", f);
+    expect(&o, "$1 = 200", f);
+    expect(&o, "$2 = 0", f);    /* no worker has run its loop yet */
+    expect(&o, "#0  worker (", f);
+    ck_assert_msg(o.status == 0, "%s: rnr debug exit %d: %s", f, o.status, o.err);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* The third worker's start: the main thread and three workers live
+     * (each worker runs 200 iterations of a dozen instructions, far
+     * longer than the creation of the next). */
+    static const char *const cmds[] = {"break worker", "ignore 1 2", "continue", "info threads",
+                                       NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "hit Breakpoint 1, worker (", f);
+    for (int t = 1000; t <= 1003; t++) {
+        char want[64];
+        snprintf(want, sizeof want, "Thread %d (cpu ", t);
+        expect(&o, want, f);
+    }
+    expect(&o, " chunk ", f);
+    ck_assert_msg(strstr(o.out, "Thread 1004") == NULL, "%s: a thread that never was:\n%s", f, o.out);
+    tu_output_free(&o);
+}
+END_TEST
+
+/* The tid in "thread TID" after AFTER in S, or -1. */
+static long tid_after(const char *s, const char *after)
+{
+    const char *p = strstr(s, after);
+    return p ? strtol(p + strlen(after), NULL, 10) : -1;
+}
+
+START_TEST(gdb_write_watchpoint_stops_at_each_write_naming_the_writer)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    static const char *const cmds[] = {
+        "watch counter", "continue", "echo @first\\n", "thread", "monitor when",
+        "continue", "echo @second\\n", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "Hardware watchpoint 1: counter", f);
+    /* gdb reads the new value at the stop: the store had retired. */
+    expect(&o, "Old value = 0\nNew value = 1", f);
+    expect(&o, "Old value = 1\nNew value = 2", f);
+    /* gdb's current thread is the one the replay ran when the store
+     * retired, and a worker, not main. */
+    const char *first = strstr(o.out, "@first");
+    ck_assert_msg(first != NULL, "%s: %s", f, o.out);
+    long gdb_tid = tid_after(first, "(Thread ");
+    long rnr_tid = tid_after(o.err, "), thread ");   /* monitor when, on stderr */
+    ck_assert_msg(gdb_tid > 1000 && gdb_tid == rnr_tid, "%s: gdb says thread %ld, the replay %ld:\n%s",
+                  f, gdb_tid, rnr_tid, o.out);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_continue_to_the_end_verifies_the_replay)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* Reading state on the way (registers, memory, threads) changes
+     * nothing the final checks compare. */
+    static const char *const cmds[] = {"break worker", "continue", "info registers", "x/64xg $sp",
+                                       "info threads", "delete", "continue", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "rnr: replay verified", f);
+    expect(&o, "exited normally", f);
+    expect(&o, "racy: threads 3 counter", f);  /* the guest's stdout, as recorded */
+    ck_assert_msg(strstr(o.err, "rnr debug: replay verified") != NULL, "%s: %s", f, o.err);
+    ck_assert_msg(o.status == 0, "%s: exit %d", f, o.status);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_finish_steps_over_a_breakpoint_other_threads_also_hit)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* gdb steps over a breakpoint with only the stopped thread resumed;
+     * the replay runs the other threads' chunks in between, and their hits
+     * of the same breakpoint must not be reported to gdb then (it asserts). */
+    static const char *const cmds[] = {"break racy.c:19 if v == 5", "continue", "print v",
+                                       "finish", "delete", "continue", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "$1 = 5", f);    /* a local, as the condition saw it */
+    expect(&o, "in start_thread ()", f);
+    expect(&o, "Value returned is $2 = (void *) 0x0", f);
+    ck_assert_msg(strstr(o.out, "internal-error") == NULL && strstr(o.err, "internal-error") == NULL,
+                  "%s: %s\n%s", f, o.out, o.err);
+    expect(&o, "rnr: replay verified", f);
+    tu_output_free(&o);
+}
+END_TEST
+
+/* The text between "@NAME\n" and the next '@' (or the end) in S (owned). */
+static char *section(const char *s, const char *name)
+{
+    char mark[64];
+    snprintf(mark, sizeof mark, "@%s\n", name);
+    const char *p = strstr(s, mark);
+    if (!p)
+        return strdup("");
+    p += strlen(mark);
+    const char *e = strchr(p, '@');
+    return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+/* The Nth "chunk C:I" of monitor when in S (into OUT). */
+static void nth_chunk(const char *s, int n, char *out, size_t len)
+{
+    const char *p = s;
+    out[0] = 0;
+    for (int i = 0; i <= n && p; i++) {
+        p = strstr(p, ", chunk ");
+        if (!p)
+            return;
+        p += 8;
+        if (i == n)
+            snprintf(out, len, "%.*s", (int)strcspn(p, " "), p);
+    }
+}
+
+START_TEST(gdb_reverse_stepi_lands_where_a_forward_replay_stopped)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* 120 instructions of the worker cross the end of its chunk (it has
+     * about 80 left at the breakpoint); the registers after stepping back
+     * over them are the ones a forward replay had there. */
+    static const char *const cmds[] = {
+        "break worker", "continue", "stepi 2", "monitor when", "echo @fwd\n", "info registers",
+        "echo @x\n", "stepi 120", "monitor when", "reverse-stepi 120", "echo @back\n",
+        "info registers", "echo @y\n", "monitor when", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    char *fwd = section(o.out, "fwd"), *back = section(o.out, "back");
+    ck_assert_msg(strstr(fwd, "pc ") && strstr(fwd, "a5 "), "%s: %s\n%s", f, o.out, o.err);
+    ck_assert_msg(strcmp(fwd, back) == 0, "%s: forward:\n%s\nback:\n%s", f, fwd, back);
+    char c0[32], c1[32], c2[32];
+    nth_chunk(o.err, 0, c0, sizeof c0);
+    nth_chunk(o.err, 1, c1, sizeof c1);
+    nth_chunk(o.err, 2, c2, sizeof c2);
+    ck_assert_msg(c0[0] && strcmp(c0, c1) != 0 && strcmp(c0, c2) == 0,
+                  "%s: chunks %s, %s, %s: no chunk boundary crossed and back:\n%s", f, c0, c1, c2, o.err);
+    free(fwd);
+    free(back);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    static const char *const cmds[] = {
+        "watch counter", "continue", "continue", "continue",
+        "eval \"monitor who-wrote %p 8\", &counter",
+        "reverse-continue", "echo @at\n", "x/i $pc", "print counter", "monitor when", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    expect(&o, "Old value = 2\nNew value = 3", f);
+    /* Backwards, the third write is undone: gdb stops on it, where
+     * monitor who-wrote said it was. */
+    expect(&o, "Old value = 3\nNew value = 2", f);
+    char *at = section(o.out, "at");
+    ck_assert_msg(strstr(at, "\tsd\t") || strstr(at, "\tc.sd\t"), "%s: not at a store:\n%s", f, at);
+    ck_assert_msg(strstr(at, "$1 = 2"), "%s: %s", f, at);
+    long long who = -1;
+    const char *w = strstr(o.err, "was last written before instruction");
+    if (w) {
+        const char *q = strstr(w, ", instruction ");
+        who = q ? strtoll(q + 14, NULL, 10) : -1;
+    }
+    long long when;
+    const char *lw = strstr(o.err, "\ninstruction ");
+    for (const char *q = lw; q; q = strstr(q + 1, "\ninstruction "))
+        lw = q;
+    when = lw ? strtoll(lw + 13, NULL, 10) : -1;
+    ck_assert_msg(who > 0 && who == when, "%s: who-wrote says %lld, the reverse stop is at %lld:\n%s",
+                  f, who, when, o.err);
+    free(at);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    static const char *const cmds[] = {
+        "break worker", "continue", "continue", "monitor when", "continue", "monitor when",
+        "reverse-continue", "monitor when", "continue", "monitor when", NULL};
+    tu_output o;
+    debug(dir, f, cmds, &o);
+    /* The monitor lines: the second hit, the third, back to the second,
+     * forward to the third again. */
+    long long at[4] = {-1, -1, -1, -1};
+    const char *p = o.err;
+    for (int i = 0; i < 4 && p; i++) {
+        p = strstr(p, "instruction ");
+        while (p && p != o.err && p[-1] != '\n')
+            p = strstr(p + 1, "instruction ");
+        if (p) {
+            at[i] = strtoll(p + 12, NULL, 10);
+            p++;
+        }
+    }
+    ck_assert_msg(at[0] > 0 && at[1] > at[0] && at[2] == at[0] && at[3] == at[1],
+                  "%s: hits at %lld, %lld, back at %lld, forward at %lld:\n%s", f, at[0], at[1],
+                  at[2], at[3], o.err);
+    tu_output_free(&o);
+}
+END_TEST
+
+/* ---- the protocol, over a socket ---- */
+
+typedef struct conn {
+    int fd;
+    char buf[70000];
+    size_t n;
+} conn;
+
+static void send_raw(conn *c, const char *s, size_t n)
+{
+    ck_assert(send(c->fd, s, n, MSG_NOSIGNAL) == (ssize_t)n);
+}
+
+static void send_pkt(conn *c, const char *body)
+{
+    char frame[40000];
+    unsigned sum = 0;
+    for (const char *p = body; *p; p++)
+        sum += (unsigned char)*p;
+    int n = snprintf(frame, sizeof frame, "$%s#%02x", body, sum & 0xff);
+    send_raw(c, frame, (size_t)n);
+}
+
+/* The next byte from the server; fails after 20 s of silence. */
+static int next_byte(conn *c)
+{
+    struct pollfd pf = {c->fd, POLLIN, 0};
+    ck_assert_msg(poll(&pf, 1, 20000) == 1, "the server did not answer within 20 s");
+    char b;
+    ssize_t k = recv(c->fd, &b, 1, 0);
+    ck_assert_msg(k == 1, "the server closed the connection");
+    return (unsigned char)b;
+}
+
+/* The next packet's body (acks before it skipped; '-' returned as "-"),
+ * acknowledged when ACK. */
+static const char *reply(conn *c, int ack)
+{
+    int b;
+    while ((b = next_byte(c)) != '$')
+        if (b == '-')
+            return "-";
+    c->n = 0;
+    while ((b = next_byte(c)) != '#' && c->n + 1 < sizeof c->buf)
+        c->buf[c->n++] = (char)b;
+    c->buf[c->n] = 0;
+    next_byte(c);
+    next_byte(c);
+    if (ack)
+        send_raw(c, "+", 1);
+    return c->buf;
+}
+
+/* A reply that is not console output ('O' and hex digits). */
+static const char *answer(conn *c, int ack)
+{
+    const char *r;
+    while ((r = reply(c, ack))[0] == 'O' && strcmp(r, "OK") != 0)
+        ;
+    return r;
+}
+
+/* Starts `rnr replay --gdb 127.0.0.1:0 --format maxpar` on the racy
+ * bundle with its stderr on a pipe (*ERRFD, read end) and connects to the
+ * port it prints; the server's pid in *PID. */
+static conn *start_server(pid_t *pid, int *errfd)
+{
+    int errpipe[2];
+    ck_assert(pipe(errpipe) == 0);
+    *pid = fork();
+    ck_assert(*pid >= 0);
+    if (*pid == 0) {
+        dup2(errpipe[1], 2);
+        close(errpipe[0]);
+        int fi = open("/dev/null", O_RDWR);
+        dup2(fi, 0);
+        dup2(fi, 1);
+        alarm(60);
+        execl(tu_rnr_bin(), tu_rnr_bin(), "replay", "--gdb", "127.0.0.1:0", "--format", "maxpar",
+              racy_dir, (char *)NULL);
+        _exit(127);
+    }
+    close(errpipe[1]);
+    *errfd = errpipe[0];
+    /* "rnr replay: listening for gdb on 127.0.0.1:PORT ..." */
+    char line[4096];
+    size_t n = 0;
+    while (n + 1 < sizeof line) {
+        struct pollfd pf = {errpipe[0], POLLIN, 0};
+        ck_assert_msg(poll(&pf, 1, 20000) == 1, "no port printed");
+        ssize_t k = read(errpipe[0], line + n, 1);
+        ck_assert_msg(k == 1, "the server ended before listening");
+        if (line[n++] == '\n')
+            break;
+    }
+    line[n] = 0;
+    const char *at = strstr(line, "127.0.0.1:");
+    ck_assert_msg(at != NULL, "%s", line);
+    int port = atoi(at + 10);
+    ck_assert(port > 0);
+    conn *c = calloc(1, sizeof *c);
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert(connect(c->fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    return c;
+}
+
+START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
+{
+    pid_t pid;
+    int errfd;
+    conn *c = start_server(&pid, &errfd);
+
+    /* Noise between packets is ignored; a wrong checksum gets '-'. */
+    send_raw(c, "xyz", 3);
+    send_raw(c, "$g#00", 5);
+    ck_assert_str_eq(reply(c, 1), "-");
+    send_pkt(c, "?");
+    ck_assert_str_eq(answer(c, 1), "T05thread:3e8;");
+    /* Back from the start: the start. */
+    send_pkt(c, "bs");
+    ck_assert_str_eq(answer(c, 1), "T05replaylog:begin;thread:3e8;");
+    /* Malformed known packets: E01. */
+    static const char *const bad[] = {
+        "mzz,4", "m100", "m10,", "Z9,100,4", "Z0,100", "z2,,4", "Hgxyz", "Hq1", "p", "p99999",
+        "vCont;x", "vCont;s:zz", "vCont", "qRcmd,6", "qRcmd,zz", "qThreadExtraInfo,", "c100",
+        "qXfer:features:read:target.xml:0", "Tzz", "?1", "gx",
+        /* Writes: a replay refuses them. */
+        "G00", "P1=00", "M1000,1:00", "X1000,0:",
+        /* Threads that do not exist. */
+        "Hg4d2", "T4d2",
+        /* Registers that do not exist. */
+        "p41", "p45",
+        /* Not a reverse command. */
+        "bx", "bcc",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        send_pkt(c, bad[i]);
+        const char *r = answer(c, 1);
+        ck_assert_msg(r[0] == 'E', "'%s' answered '%s'", bad[i], r);
+    }
+    /* Unmapped memory. */
+    send_pkt(c, "mffffffffffff0000,10");
+    ck_assert_str_eq(answer(c, 1), "E14");
+    /* Unknown packets: empty. */
+    send_pkt(c, "vMustReplyEmpty");
+    ck_assert_str_eq(answer(c, 1), "");
+    send_pkt(c, "qTStatus");
+    ck_assert_str_eq(answer(c, 1), "");
+    /* Too long: E01, and the server goes on. */
+    char *big = malloc(20001);
+    memset(big, 'a', 20000);
+    big[0] = 'q';
+    big[20000] = 0;
+    send_pkt(c, big);
+    free(big);
+    ck_assert_str_eq(answer(c, 1), "E01");
+    /* A packet cut by the next '$' is dropped. */
+    send_raw(c, "$m0,", 4);
+    send_pkt(c, "qC");
+    ck_assert_str_eq(answer(c, 1), "QC3e8");
+    /* What works. */
+    send_pkt(c, "qSupported:multiprocess+;swbreak+");
+    ck_assert(strstr(answer(c, 1), "qXfer:features:read+") != NULL);
+    send_pkt(c, "qXfer:features:read:target.xml:0,3fff");
+    const char *x = answer(c, 1);
+    ck_assert_msg(x[0] == 'l' && strstr(x, "org.gnu.gdb.riscv.cpu") && strstr(x, "org.gnu.gdb.riscv.fpu"),
+                  "%.200s", x);
+    send_pkt(c, "qXfer:features:read:other.xml:0,100");
+    ck_assert(answer(c, 1)[0] == 'E');
+    send_pkt(c, "QStartNoAckMode");
+    ck_assert_str_eq(answer(c, 1), "OK");
+    send_pkt(c, "g");
+    ck_assert_uint_eq(strlen(answer(c, 0)), 2 * (65 * 8 + 3 * 4));
+    send_pkt(c, "qfThreadInfo");
+    ck_assert_str_eq(answer(c, 0), "m3e8");
+    send_pkt(c, "qsThreadInfo");
+    ck_assert_str_eq(answer(c, 0), "l");
+    send_pkt(c, "qRcmd,7768656e");   /* monitor when */
+    ck_assert(reply(c, 0)[0] == 'O');
+    ck_assert_str_eq(answer(c, 0), "OK");
+    send_pkt(c, "qRcmd,6e6f7065");   /* monitor nope */
+    ck_assert_str_eq(answer(c, 0), "OK");
+    /* Watchpoints of no bytes are refused. */
+    send_pkt(c, "Z2,1000,0");
+    ck_assert_str_eq(answer(c, 0), "E01");
+    /* Out of order: a removal of what was never inserted, then continue
+     * to the end, then packets after the end. */
+    send_pkt(c, "z0,1234,4");
+    ck_assert_str_eq(answer(c, 0), "OK");
+    send_pkt(c, "vCont;c");
+    ck_assert_str_eq(answer(c, 0), "W00");
+    send_pkt(c, "c");
+    ck_assert_str_eq(answer(c, 0), "W00");
+    send_pkt(c, "?");
+    ck_assert_str_eq(answer(c, 0), "W00");
+    send_pkt(c, "s");
+    ck_assert_str_eq(answer(c, 0), "W00");
+    send_pkt(c, "D");
+    ck_assert_str_eq(answer(c, 0), "OK");
+    close(c->fd);
+    free(c);
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server status 0x%x", st);
+    /* Its messages: the malformed packets and the refused writes named. */
+    char rest[65536];
+    ssize_t k = read(errfd, rest, sizeof rest - 1);
+    rest[k > 0 ? k : 0] = 0;
+    ck_assert_msg(strstr(rest, "malformed packet") && strstr(rest, "cannot change what was recorded") &&
+                  strstr(rest, "replay verified"), "%s", rest);
+    close(errfd);
+}
+END_TEST
+
+START_TEST(gdb_server_survives_a_vanished_client)
+{
+    pid_t pid;
+    int errfd;
+    conn *c = start_server(&pid, &errfd);
+    /* Half a packet, then gone: the server ends, unfinished, status 0. */
+    send_raw(c, "$qSupp", 6);
+    close(c->fd);
+    free(c);
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server status 0x%x", st);
+    char rest[4096];
+    ssize_t k = read(errfd, rest, sizeof rest - 1);
+    rest[k > 0 ? k : 0] = 0;
+    ck_assert_msg(strstr(rest, "the replay was not finished"), "%s", rest);
+    close(errfd);
+}
+END_TEST
+
+TU_SUITE(gdb)
+{
+    Suite *s = suite_create("gdb");
+    int nf = (int)(sizeof formats / sizeof formats[0]);
+    TCase *tc = tu_tcase(s, "gdb", 90);
+    tcase_add_unchecked_fixture(tc, record_racy, remove_racy);
+    tcase_add_loop_test(tc, gdb_breaks_on_a_function_and_prints_a_global, 0, nf);
+    tcase_add_loop_test(tc, gdb_info_threads_lists_the_live_threads_with_cpu_and_chunk, 0, nf);
+    tcase_add_loop_test(tc, gdb_write_watchpoint_stops_at_each_write_naming_the_writer, 0, nf);
+    tcase_add_loop_test(tc, gdb_continue_to_the_end_verifies_the_replay, 0, nf);
+    tcase_add_loop_test(tc, gdb_finish_steps_over_a_breakpoint_other_threads_also_hit, 0, nf);
+    tcase_add_loop_test(tc, gdb_reverse_stepi_lands_where_a_forward_replay_stopped, 0, nf);
+    tcase_add_loop_test(tc, gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees, 0, nf);
+    tcase_add_loop_test(tc, gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit, 0, nf);
+    tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
+    tcase_add_test(tc, gdb_server_survives_a_vanished_client);
+    return s;
+}

@@ -1,0 +1,182 @@
+/* tools/cmd_debug.c: `rnr debug`: a replay under gdb: the gdb server of
+ * debugger/server.h on a free loopback port and gdb-multiarch (or
+ * $RNR_GDB) started on the bundle's program, connected to it. Also the
+ * server of `rnr replay --gdb` (cli_gdb_serve). */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "debugger/server.h"
+#include "formats/log.h"
+#include "tools/cli.h"
+
+const char cmd_debug_help[] =
+    "usage: rnr debug [--format maxpar|stitched|serial|stserial] [--program PATH] DIR\n"
+    "                 [-- GDB_ARGS...]\n"
+    "Replays the recording bundle DIR under gdb: starts the replay's gdb server\n"
+    "on a free port of 127.0.0.1 and runs gdb-multiarch (or the program named by\n"
+    "$RNR_GDB) on the bundle's program, connected to it, with GDB_ARGS after\n"
+    "its own. The replay runs on one hart, the log's chunks in the log's order;\n"
+    "gdb sees every guest thread (named by its cpu and chunk), registers and\n"
+    "memory, breakpoints, watchpoints (stopping right after the instruction that\n"
+    "touched the watched bytes), continue, step and their reverse forms\n"
+    "(reverse-continue, reverse-stepi, ...: the replay runs again from the\n"
+    "start to the last stop before the current point); writes are refused.\n"
+    "monitor when (the replay's position), monitor goto INSN, monitor\n"
+    "who-wrote ADDR [LEN] (the last instruction that wrote those bytes).\n"
+    "Continuing to the end runs every check of rnr replay and prints 'replay\n"
+    "verified' or the difference. docs/debugging.md has a worked example.\n"
+    "  --format F       the final log to replay (default stitched)\n"
+    "  --program PATH   the program to run (default: the bundle's copy)\n"
+    "Exit status: gdb's; 2 bad usage or a bad bundle.\n";
+
+static int parse_kind(const char *cmd, const char *format)
+{
+    int kind = cli_log_kind(format);
+    if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
+        kind != RNR_LOG_STSERIAL)
+        return cli_usage(cmd, "--format wants maxpar, stitched, serial or stserial, not '%s'",
+                         format), -1;
+    return kind;
+}
+
+int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where)
+{
+    char host[256] = "127.0.0.1";
+    const char *colon = strrchr(where, ':');
+    const char *port_s = colon ? colon + 1 : where;
+    if (colon) {
+        size_t n = (size_t)(colon - where);
+        if (n >= 2 && where[0] == '[' && where[n - 1] == ']') {
+            where++;
+            n -= 2;
+        }
+        if (n >= sizeof host)
+            return cli_usage("replay", "--gdb: host name too long");
+        if (n) {
+            memcpy(host, where, n);
+            host[n] = 0;
+        }
+    }
+    uint64_t port;
+    if (cli_parse_u64("replay", "--gdb", port_s, 0, 65535, &port) < 0)
+        return RNR_EXIT_USAGE;
+    char err[8192];
+    dbg_options o = {dir, (uint32_t)kind, program, quiet ? NULL : stdout, "rnr replay"};
+    dbg *d = dbg_open(&o, err, sizeof err);
+    if (!d)
+        return cli_bad_input("replay", "%s", err);
+    unsigned bound;
+    int fd = dbg_listen(host, (unsigned)port, &bound, err, sizeof err);
+    if (fd < 0) {
+        dbg_free(d);
+        return cli_bad_input("replay", "--gdb %s", err);
+    }
+    fprintf(stderr, "rnr replay: listening for gdb on %s:%u (gdb-multiarch %s -ex 'target remote "
+            "%s:%u')\n", host, bound, dbg_program(d), host, bound);
+    fflush(stderr);
+    int rc = dbg_serve(d, fd, 0, err, sizeof err);
+    if (rc == 2)
+        fprintf(stderr, "rnr replay: %s\n", err);
+    dbg_free(d);
+    return rc;
+}
+
+int cmd_debug(int argc, char **argv)
+{
+    const char *dir = NULL, *format = "stitched", *program = NULL;
+    int gdb_args = argc;
+    static const char *const valued[] = {"--format", "--program", NULL};
+    cli_normalize(valued, 0, &argc, &argv);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            gdb_args = i + 1;
+            break;
+        }
+        if (a[0] != '-' || !a[1]) {
+            if (dir)
+                return cli_usage("debug", "too many arguments (gdb's go after '--')");
+            dir = a;
+        } else if (strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage("debug", "option %s needs an argument", a);
+            if (a[2] == 'f')
+                format = argv[++i];
+            else
+                program = argv[++i];
+        } else {
+            return cli_usage("debug", "unknown option '%s'", a);
+        }
+    }
+    if (gdb_args > argc)
+        gdb_args = argc;
+    if (!dir)
+        return cli_usage("debug", "missing DIR");
+    int kind = parse_kind("debug", format);
+    if (kind < 0)
+        return RNR_EXIT_USAGE;
+    char err[8192];
+    dbg_options o = {dir, (uint32_t)kind, program, stdout, "rnr debug"};
+    dbg *d = dbg_open(&o, err, sizeof err);
+    if (!d)
+        return cli_bad_input("debug", "%s", err);
+    unsigned port;
+    int fd = dbg_listen(NULL, 0, &port, err, sizeof err);
+    if (fd < 0) {
+        dbg_free(d);
+        return cli_bad_input("debug", "%s", err);
+    }
+    const char *gdb = getenv("RNR_GDB");
+    if (!gdb || !*gdb)
+        gdb = "gdb-multiarch";
+    char target[64];
+    snprintf(target, sizeof target, "target remote 127.0.0.1:%u", port);
+    size_t n = 0, cap = (size_t)(argc - gdb_args) + 12;
+    char **av = calloc(cap, sizeof *av);
+    if (!av)
+        abort();
+    av[n++] = (char *)gdb;
+    av[n++] = "-q";
+    av[n++] = "-ex";
+    av[n++] = "set architecture riscv:rv64";
+    av[n++] = "-ex";
+    av[n++] = target;
+    av[n++] = (char *)dbg_program(d);
+    for (int i = gdb_args; i < argc; i++)
+        av[n++] = argv[i];
+    av[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(av);
+        close(fd);
+        dbg_free(d);
+        return cli_bad_input("debug", "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fd);
+        execvp(gdb, av);
+        fprintf(stderr, "rnr debug: %s: %s\n", gdb, strerror(errno));
+        _exit(127);
+    }
+    free(av);
+    /* Ctrl-C is gdb's: it interrupts the replay through the protocol. */
+    signal(SIGINT, SIG_IGN);
+    int rc = dbg_serve(d, fd, pid, err, sizeof err);
+    if (rc == 2)
+        fprintf(stderr, "rnr debug: %s\n", err);
+    dbg_free(d);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    signal(SIGINT, SIG_DFL);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
