@@ -14,6 +14,8 @@
 # make bench      benchmarks (large inputs; not part of check) and the suite
 #                 report bench/REPORT.md (docs/bench.md)
 # make sweep      sensitivity sweeps, report in bench/sweep/ (docs/bench.md)
+# make mutate     every mutant of tests/mutants.txt on a scratch copy: the tests
+#                 must kill each (tools/mutate; not part of check, minutes)
 # make install PREFIX=/usr/local
 #
 # VARIANT=release|asan|tsan|fuzz|debug selects flags; objects go to build/VARIANT.
@@ -70,7 +72,7 @@ FLAGS_NOW   := $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP))" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP); })
 
 .DEFAULT_GOAL := all
-.PHONY: all check test asan tsan valgrind valgrind-run fuzz demo demo-run bench bench-run sweep install install-check man clean deps guest
+.PHONY: all check mutate test asan tsan valgrind valgrind-run fuzz demo demo-run bench bench-run sweep install install-check man clean deps guest
 .SUFFIXES:
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -133,6 +135,11 @@ check: deps
 
 asan:
 	$(MAKE) VARIANT=asan test
+
+# The mutants of tests/mutants.txt (docs/development.md); MUTATE_ARGS passes
+# options, e.g. MUTATE_ARGS='--only replay-stdout'.
+mutate: guest
+	tools/mutate $(MUTATE_ARGS)
 
 tsan:
 	$(MAKE) VARIANT=tsan tsan-run

@@ -416,6 +416,25 @@ START_TEST(stitch_never_creates_a_cycle_when_two_lanes_stitch)
 }
 END_TEST
 
+/* A stitched chunk holds one thread: two chunks of one lane, of two
+ * threads, with no token between them, stay two. */
+START_TEST(stitch_ends_a_group_where_the_thread_changes)
+{
+    static const fspec log[] = {
+        { 0, 1, 10, NULL, NULL },
+        { 0, 2, 10, NULL, NULL },
+    };
+    rnr_membuf mp = final_log(RNR_LOG_MAXPAR, 2, log, N(log));
+    pass_summary s;
+    rnr_membuf st = run(PASS_STITCH, &mp, &s);
+    static const char *const want[] = { "cpu 0 tid 1 cs 10", "cpu 0 tid 2 cs 10" };
+    expect_records(&st, want, N(want));
+    ck_assert_uint_eq(s.stitch.ended_thread, 1);
+    free(mp.data);
+    free(st.data);
+}
+END_TEST
+
 /* Tokens of one stitched chunk to one CPU collapse into one, awaited by the
  * first stitched chunk that consumed any of them. */
 START_TEST(stitch_sends_one_token_per_cpu_per_stitched_chunk)
@@ -519,6 +538,75 @@ START_TEST(verify_names_the_first_dependence_a_log_violates)
                   "%s", rep.message);
     free(se.data);
     free(in.data);
+}
+END_TEST
+
+/* A dependence binds the source chunk's last instruction: a final log
+ * whose token leaves one instruction before it (the source chunk split
+ * 9 + 1, the token sent by the first part) violates it, in MaxPar form
+ * and in Serial form (thread 2 runs before thread 1's last instruction);
+ * the logs that keep the whole chunk before the token pass. */
+START_TEST(verify_requires_the_last_instruction_of_the_source_chunk)
+{
+    static const ispec init[] = {
+        { 0, 1, 100, 10, "1@150" },
+        { 1, 2, 200, 10, NULL },
+    };
+    rnr_membuf in = initial_log(2, 250, init, N(init));
+    static const fspec whole[] = { { 0, 1, 10, "1", NULL }, { 1, 2, 10, NULL, "0:1" } };
+    static const fspec early[] = { { 0, 1, 9, "1", NULL }, { 0, 1, 1, NULL, NULL }, { 1, 2, 10, NULL, "0:1" } };
+    static const fspec s_whole[] = { { 0, 1, 10, NULL, NULL }, { 0, 2, 10, NULL, NULL } };
+    static const fspec s_early[] = { { 0, 1, 9, NULL, NULL }, { 0, 2, 10, NULL, NULL }, { 0, 1, 1, NULL, NULL } };
+    const struct {
+        uint32_t kind;
+        const fspec *f;
+        size_t n;
+        int ok;
+    } cases[] = {
+        { RNR_LOG_MAXPAR, whole, N(whole), 1 }, { RNR_LOG_MAXPAR, early, N(early), 0 },
+        { RNR_LOG_SERIAL, s_whole, N(s_whole), 1 }, { RNR_LOG_SERIAL, s_early, N(s_early), 0 },
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        rnr_membuf f = final_log(cases[i].kind, 2, cases[i].f, cases[i].n);
+        verify_report rep = check(&in, &f);
+        ck_assert_msg(rep.ok == cases[i].ok, "case %zu: ok %d: %s", i, rep.ok, rep.message);
+        if (!cases[i].ok) {
+            ck_assert_uint_eq(rep.violations, 1);
+            ck_assert_msg(strstr(rep.message, "does not enforce the dependence from cpu 0 chunk 0") &&
+                          strstr(rep.message, "to cpu 1 chunk 0"), "case %zu: %s", i, rep.message);
+        }
+        free(f.data);
+    }
+    free(in.data);
+}
+END_TEST
+
+/* verify streams with an MSP window only over a log that keeps bounded
+ * silence (every chunk read with TS + MSP >= the largest TS before it);
+ * a chunk read later than that makes it hold the whole log (window 0),
+ * and its verdict on a correct final log is still "ok". */
+START_TEST(verify_holds_the_whole_log_when_it_breaks_bounded_silence)
+{
+    static const ispec kept[] = { { 0, 1, 100, 10, NULL }, { 1, 2, 300, 10, NULL }, { 0, 1, 320, 10, NULL } };
+    static const ispec late[] = { { 0, 1, 100, 10, NULL }, { 1, 2, 400, 10, NULL }, { 0, 1, 120, 10, NULL } };
+    static const fspec f[] = { { 0, 1, 10, NULL, NULL }, { 1, 2, 10, NULL, NULL }, { 0, 1, 10, NULL, NULL } };
+    const struct {
+        const ispec *s;
+        uint64_t window;
+    } cases[] = { { kept, 250 }, { late, 0 } };
+    rnr_membuf fin = final_log(RNR_LOG_MAXPAR, 2, f, N(f));
+    for (size_t i = 0; i < N(cases); i++) {
+        rnr_membuf in = initial_log(2, 250, cases[i].s, 3);
+        char err[RNR_ERR_MAX];
+        verify_ctx *v = verify_open_mem(in.data, in.len, "initial.log", err, sizeof err);
+        ck_assert_msg(v != NULL, "%s", err);
+        ck_assert_uint_eq(verify_window_msp(v), cases[i].window);
+        verify_free(v);
+        verify_report rep = check(&in, &fin);
+        ck_assert_msg(rep.ok, "case %zu: %s", i, rep.message);
+        free(in.data);
+    }
+    free(fin.data);
 }
 END_TEST
 
@@ -710,6 +798,7 @@ TU_SUITE(backend)
     tc = tu_tcase(s, "stitch", 20);
     tcase_add_test(tc, stitch_never_creates_a_cycle_when_two_lanes_stitch);
     tcase_add_test(tc, stitch_sends_one_token_per_cpu_per_stitched_chunk);
+    tcase_add_test(tc, stitch_ends_a_group_where_the_thread_changes);
     tc = tu_tcase(s, "serial", 20);
     tcase_add_test(tc, serial_orders_a_log_that_is_not_topological);
     tcase_add_test(tc, serial_rejects_a_log_that_cannot_be_replayed);
@@ -717,5 +806,7 @@ TU_SUITE(backend)
     tc = tu_tcase(s, "verify", 20);
     tcase_add_test(tc, verify_names_the_first_dependence_a_log_violates);
     tcase_add_test(tc, verify_rejects_cycles_threads_and_sizes_that_do_not_match);
+    tcase_add_test(tc, verify_requires_the_last_instruction_of_the_source_chunk);
+    tcase_add_test(tc, verify_holds_the_whole_log_when_it_breaks_bounded_silence);
     return s;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend/truth.h"
+#include "driver/driver.h"
 #include "formats/log.h"
 #include "formats/manifest.h"
 #include "tests/testutil.h"
@@ -219,6 +220,135 @@ START_TEST(record_orders_every_real_conflict_of_every_workload)
                                       "2", NULL};
                 verify_all(w, opts);
             }
+}
+END_TEST
+
+/* A thread preempted on one core and resumed on another, in a loop that
+ * keeps its data in registers (parloop: four threads on two cores, a
+ * quantum of 5000 cycles), touches no line its chunks on the old core
+ * touched: no conflict orders its chunks across the migration. The
+ * serialization at the switch does (docs/recorder.md, "Leaving a core"):
+ * every final log then keeps each thread's order, and the replay on two
+ * workers reproduces the recording. The test also requires that threads
+ * did migrate (consecutive chunks of one thread on the two cores), or it
+ * would prove nothing. */
+START_TEST(record_orders_a_thread_that_migrates_without_touching_memory)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const workload w = {"parloop", {"4", "3000"}};
+    const char *opts[] = {"-n", "2", "--quantum", "5000", NULL};
+    verify_all_in(&w, opts, dir);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "initial.log"), NULL});
+    ck_assert_int_eq(o.status, 0);
+    /* Migrations: consecutive chunks of a thread on two cores. */
+    unsigned last_cpu[64], migrations = 0;
+    memset(last_cpu, 0xff, sizeof last_cpu);
+    for (const char *line = o.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned long long idx;
+        unsigned cpu, tid;
+        if (sscanf(line, "%llu cpu %u tid %u", &idx, &cpu, &tid) != 3)
+            continue;
+        if (last_cpu[tid % 64] != 0xffffffffu && last_cpu[tid % 64] != cpu)
+            migrations++;
+        last_cpu[tid % 64] = cpu;
+    }
+    ck_assert_msg(migrations > 0, "no thread migrated:\n%.2000s", o.out);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
+    ck_assert_msg(o.status == 0, "replay exit %d: %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+/* A serialization is a dependence from the chunk it ends to every other
+ * core (docs/recorder.md: at a global call's entry every other core
+ * serializes, at its exit the calling core; the replay relies on no other
+ * ordering of global calls): in the initial log of mutex on 4 CPUs, every
+ * chunk ended by a serialization names the 3 other CPUs in its successor
+ * vector, at its TS or later. */
+START_TEST(record_serializations_reach_every_other_cpu)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const workload w = {"mutex", {0}};
+    tu_output o;
+    int st = record(&o, dir, &w, (const char *[]){"-n", "4", NULL});
+    ck_assert_msg(st == 0, "record exit %d: %s", st, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"dump", tu_path(dir, "initial.log"), NULL});
+    ck_assert_int_eq(o.status, 0);
+    unsigned serializations = 0;
+    for (const char *line = o.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned long long idx, ts, cs;
+        unsigned cpu, tid;
+        int used = 0;
+        if (sscanf(line, "%llu cpu %u tid %u ts %llu cs %llu end serialize%n", &idx, &cpu, &tid, &ts, &cs,
+                   &used) != 5 || !used)
+            continue;
+        serializations++;
+        unsigned seen = 0;
+        const char *sv = line + used, *nl = strchr(line, '\n');
+        if (strncmp(sv, " sv ", 4) == 0)
+            for (sv += 4; sv < (nl ? nl : sv + strlen(sv));) {
+                unsigned q;
+                unsigned long long t;
+                int n = 0;
+                if (sscanf(sv, "%u@%llu%n", &q, &t, &n) != 2 || !n)
+                    break;
+                ck_assert_msg(q != cpu && q < 4 && t >= ts, "record %llu: entry %u@%llu", idx, q, t);
+                seen |= 1u << q;
+                sv += n + (sv[n] == ',');
+            }
+        ck_assert_msg(seen == (0xfu & ~(1u << cpu)), "record %llu (cpu %u, ts %llu) ends by a serialization "
+                      "but its successor vector names cpus %#x: %.200s", idx, cpu, ts, seen, line);
+    }
+    ck_assert_uint_gt(serializations, 0);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+/* At the exit of a global system call the calling core serializes (the
+ * call's chunk precedes every later chunk of every core): intmath, one
+ * thread on 2 CPUs (the other core idle, so no serialization at a call's
+ * entry), has exactly one chunk ended by a serialization per global call
+ * that returned (a SYSCALL record in the input log whose number the
+ * system-call table marks global), and makes some. */
+START_TEST(record_serializes_at_the_exit_of_every_global_call)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    const workload w = {"intmath", {"200"}};
+    tu_output o;
+    int st = record(&o, dir, &w, (const char *[]){"-n", "2", NULL});
+    ck_assert_msg(st == 0, "record exit %d: %s", st, o.err);
+    tu_output_free(&o);
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(tu_path(dir, "input.log"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    uint64_t global = 0, serialized = 0;
+    rnr_input_record in;
+    while (rnr_reader_next_input(r, &in) == 1)
+        global += in.type == RNR_IN_SYSCALL && drv_syscall_lookup((uint32_t)in.nr).order == DRV_ORD_GLOBAL;
+    rnr_reader_close(r);
+    r = rnr_reader_open(tu_path(dir, "initial.log"), err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_initial_chunk c;
+    while (rnr_reader_next_initial(r, &c) == 1)
+        serialized += c.reason == RNR_END_SERIALIZE;
+    rnr_reader_close(r);
+    ck_assert_uint_gt(global, 0);
+    ck_assert_uint_eq(serialized, global);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
 }
 END_TEST
 
@@ -587,6 +717,10 @@ TU_SUITE(record)
     tcase_add_test(tc, record_orders_conflicts_with_many_cpus_and_small_windows);
     tcase_add_test(tc, record_truth_numbers_accesses_inside_blocks);
     tcase_add_test(tc, record_truth_verifies_a_system_call_that_outlasts_its_chunk);
+    tc = tu_tcase(s, "serialize", 120);
+    tcase_add_test(tc, record_orders_a_thread_that_migrates_without_touching_memory);
+    tcase_add_test(tc, record_serializations_reach_every_other_cpu);
+    tcase_add_test(tc, record_serializes_at_the_exit_of_every_global_call);
     tc = tu_tcase(s, "bundle", 120);
     tcase_add_test(tc, record_sigint_finishes_the_bundle_marked_interrupted);
     tcase_add_test(tc, record_killed_leaves_logs_with_their_complete_prefix);

@@ -732,20 +732,37 @@ START_TEST(replay_fails_when_the_manifest_claims_other_results)
     /* One instruction moved between two threads: the total still adds up. */
     snprintf(a, sizeof a, "%llu", strtoull(n0, NULL, 10) + 1);
     snprintf(b, sizeof b, "%llu", strtoull(n1, NULL, 10) - 1);
+    /* Thread 0 recorded one instruction more, then one fewer (with the
+     * total, which the schema checks): the replay names it and both counts. */
+    char *total = tu_manifest_value(dir, "instructions"), *tid0 = tu_manifest_value(dir, "thread.0.tid");
+    ck_assert(total && tid0);
+    unsigned long long r0 = strtoull(n0, NULL, 10), tot = strtoull(total, NULL, 10);
+    char more[32], fewer[32], tmore[32], tfewer[32], want_more[160], want_fewer[160];
+    snprintf(more, sizeof more, "%llu", r0 + 1);
+    snprintf(tmore, sizeof tmore, "%llu", tot + 1);
+    snprintf(fewer, sizeof fewer, "%llu", r0 - 1);
+    snprintf(tfewer, sizeof tfewer, "%llu", tot - 1);
+    snprintf(want_more, sizeof want_more, "thread %s ran %llu instructions in the replay, %llu in the "
+             "recording", tid0, r0, r0 + 1);
+    snprintf(want_fewer, sizeof want_fewer, "thread %s ran %llu instructions in the replay, %llu in the "
+             "recording", tid0, r0, r0 - 1);
     static const char *const formats2[] = {"maxpar", "stserial"};
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 6; k++) {
         if (k == 0)
             tu_bundle_resign(dir, "final.digest", other);
         else if (k == 1)
             tu_bundle_resign(dir, "exit-status", "3");
         else if (k == 2)
             tu_bundle_resign(dir, "thread.1.tid", t2);
-        else {
+        else if (k == 3) {
             tu_bundle_resign(dir, "thread.0.instructions", a);
             tu_bundle_resign(dir, "thread.1.instructions", b);
+        } else {
+            tu_bundle_resign(dir, "thread.0.instructions", k == 4 ? more : fewer);
+            tu_bundle_resign(dir, "instructions", k == 4 ? tmore : tfewer);
         }
-        static const char *const want[] = {"the final state differs", "ends with status 0, the recording with 3",
-                                           "has tid", "instructions in the replay"};
+        const char *const want[] = {"the final state differs", "ends with status 0, the recording with 3",
+                                    "has tid", "instructions in the replay", want_more, want_fewer};
         for (int f = 0; f < 2; f++)
             expect_failure((const char *[]){"replay", "--quiet", "--format", formats2[f], dir, NULL}, 1,
                            want[k], want[k]);
@@ -754,7 +771,10 @@ START_TEST(replay_fails_when_the_manifest_claims_other_results)
         tu_bundle_resign(dir, "thread.1.tid", tid);
         tu_bundle_resign(dir, "thread.0.instructions", n0);
         tu_bundle_resign(dir, "thread.1.instructions", n1);
+        tu_bundle_resign(dir, "instructions", total);
     }
+    free(total);
+    free(tid0);
     replay_ok(dir, "serial", "1", &rec, "manifest restored");
     free(digest);
     free(tid);
@@ -762,6 +782,232 @@ START_TEST(replay_fails_when_the_manifest_claims_other_results)
     free(n1);
     free(dir);
     tu_output_free(&rec);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* A forger of one input record: the first record of TYPE (and number NR,
+ * unless NR is -1) past index AFTER gets FIELD changed: 0 its number
+ * (XOR 1), 1 its value (+ DELTA), 2 its address (XOR 1). What it was is
+ * kept, to derive the expected message. */
+static struct {
+    uint32_t type;
+    int64_t nr;
+    uint64_t after;
+    int field;
+    int64_t delta;
+    int done;
+    rnr_input_record old;
+} forge;
+
+static int forge_one(rnr_input_record *r, uint64_t i)
+{
+    if (i == 0)
+        forge.done = 0;
+    if (forge.done || i <= forge.after || r->type != forge.type ||
+        (forge.nr >= 0 && r->nr != (uint64_t)forge.nr))
+        return 1;
+    forge.old = *r;
+    forge.old.data = NULL;
+    if (forge.field == 0)
+        r->nr ^= 1;
+    else if (forge.field == 1)
+        r->value += forge.delta;
+    else
+        r->addr ^= 1;
+    forge.done = 1;
+    return 1;
+}
+
+/* Rewrites bundle DIR's input log (kept in SAVED) with the forger set as
+ * asked, re-signs the bundle and replays it: exit 1, stderr into O. */
+static void replay_forged(const char *dir, const char *saved, uint32_t type, int64_t nr,
+                          uint64_t after, int field, int64_t delta, tu_output *o)
+{
+    forge.type = type;
+    forge.nr = nr;
+    forge.after = after;
+    forge.field = field;
+    forge.delta = delta;
+    rewrite_log(saved, tu_path(dir, "input.log"), forge_one);
+    ck_assert_msg(forge.done, "no input record of type %u (nr %lld) to forge", type, (long long)nr);
+    tu_bundle_resign(dir, NULL, NULL);
+    tu_rnr(o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
+    ck_assert_msg(o->status == 1, "forged record of type %u: exit %d: %s", type, o->status, o->err);
+}
+
+/* A chunk's CHECK record gives the pc and the register hash where the
+ * recording ended it: a CHECK forged to another pc, or to another hash,
+ * fails the replay at that chunk, and the message gives the recorded
+ * value as forged and the replay's as the log had it, the other part
+ * equal on both sides: each of the two comparisons fires alone. */
+START_TEST(replay_names_the_chunk_whose_check_differs)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"fileio", {guest("fileio")}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, NULL, &rec);
+    char saved[4200];
+    snprintf(saved, sizeof saved, "%s/input.saved", dir);
+    ck_assert_int_eq(rename(tu_path(dir, "input.log"), saved), 0);
+    for (int field = 1; field <= 2; field++) {
+        tu_output o;
+        replay_forged(dir, saved, RNR_IN_CHECK, -1, 40, field, 4, &o);
+        unsigned long long rpc, rhash, ppc, phash;
+        const char *at = strstr(o.err, "the recording ended this chunk at pc ");
+        ck_assert_msg(at && sscanf(at, "the recording ended this chunk at pc 0x%llx with registers %llx, "
+                                   "the replay at pc 0x%llx with registers %llx", &rpc, &rhash, &ppc,
+                                   &phash) == 4, "%s", o.err);
+        ck_assert_msg(strstr(o.err, "replay diverged at cpu") != NULL, "%s", o.err);
+        /* CHECK records: value = pc, addr = register hash. */
+        uint64_t pc = (uint64_t)forge.old.value, hash = forge.old.addr;
+        ck_assert_uint_eq(ppc, pc);
+        ck_assert_uint_eq(phash, hash);
+        ck_assert_uint_eq(rpc, field == 1 ? pc + 4 : pc);
+        ck_assert_uint_eq(rhash, field == 2 ? (hash ^ 1) : hash);
+        tu_output_free(&o);
+    }
+    ck_assert_int_eq(rename(saved, tu_path(dir, "input.log")), 0);
+    tu_bundle_resign(dir, NULL, NULL);
+    replay_ok(dir, "maxpar", "2", &rec, "input log restored");
+    tu_output_free(&rec);
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* The input log's records must be the ones the replay asks for: a system
+ * call record forged to another call's number, an emulated call's result
+ * forged (set_tid_address: the replay computes the thread id itself), a
+ * csr read forged to another csr, each fails the replay naming the call or
+ * the csr as the replay made it and as the log has it. */
+START_TEST(replay_names_the_input_record_that_differs)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"fileio", {guest("fileio")}}, cw = {"counters", {"2", "mix"}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, NULL, &rec);
+    tu_output_free(&rec);
+    char *cdir = record(tmp, "c", &cw, NULL, &rec);
+    tu_output_free(&rec);
+    char saved[4200], want[256], want2[256];
+    snprintf(saved, sizeof saved, "%s/input.saved", dir);
+    ck_assert_int_eq(rename(tu_path(dir, "input.log"), saved), 0);
+
+    tu_output o;
+    replay_forged(dir, saved, RNR_IN_SYSCALL, -1, 0, 0, 0, &o);
+    snprintf(want, sizeof want, "makes system call %llu (", (unsigned long long)forge.old.nr);
+    snprintf(want2, sizeof want2, "but the input log's next record is system call %llu",
+             (unsigned long long)(forge.old.nr ^ 1));
+    ck_assert_msg(strstr(o.err, want) && strstr(o.err, want2), "want '%s' and '%s': %s", want, want2, o.err);
+    tu_output_free(&o);
+
+    replay_forged(dir, saved, RNR_IN_SYSCALL, 96, 0, 1, 1, &o);
+    snprintf(want, sizeof want, "set_tid_address (system call 96) gives %lld in the replay, %lld in the "
+             "recording", (long long)forge.old.value, (long long)forge.old.value + 1);
+    ck_assert_msg(strstr(o.err, want) != NULL, "want '%s': %s", want, o.err);
+    tu_output_free(&o);
+    ck_assert_int_eq(rename(saved, tu_path(dir, "input.log")), 0);
+    tu_bundle_resign(dir, NULL, NULL);
+
+    snprintf(saved, sizeof saved, "%s/input.saved", cdir);
+    ck_assert_int_eq(rename(tu_path(cdir, "input.log"), saved), 0);
+    replay_forged(cdir, saved, RNR_IN_CSR, -1, 0, 0, 0, &o);
+    snprintf(want, sizeof want, "reads csr 0x%03llx but the input log's next record is not that read",
+             (unsigned long long)forge.old.nr);
+    ck_assert_msg(strstr(o.err, want) != NULL, "want '%s': %s", want, o.err);
+    tu_output_free(&o);
+    ck_assert_int_eq(rename(saved, tu_path(cdir, "input.log")), 0);
+    tu_bundle_resign(cdir, NULL, NULL);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 0, "", "fileio restored");
+    expect_failure((const char *[]){"replay", "--quiet", cdir, NULL}, 0, "", "counters restored");
+    free(dir);
+    free(cdir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* The end of the replay counts the threads and requires an exit where
+ * the recording exited: a manifest (re-signed) claiming one thread more
+ * (one that ran nothing: the total still adds up), or an exit where the
+ * recording deadlocked, fails the replay with that message. */
+START_TEST(replay_fails_on_another_thread_count_or_ending)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"mutex", {0}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, (const char *[]){"-n", "4", NULL}, &rec);
+    tu_output_free(&rec);
+    char *threads = tu_manifest_value(dir, "threads");
+    ck_assert_ptr_nonnull(threads);
+    unsigned long long n = strtoull(threads, NULL, 10);
+    char key[64], val[32], want[128];
+    snprintf(val, sizeof val, "%llu", n + 1);
+    tu_bundle_resign(dir, "threads", val);
+    snprintf(key, sizeof key, "thread.%llu.tid", n);
+    tu_bundle_resign(dir, key, "999999");
+    snprintf(key, sizeof key, "thread.%llu.instructions", n);
+    tu_bundle_resign(dir, key, "0");
+    snprintf(want, sizeof want, "the replay created %llu threads, the recording %llu", n, n + 1);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 1, want, "one thread more");
+    free(threads);
+
+    /* deadlock: every thread blocks for good; its manifest says so. */
+    char *ddir = strdup(tu_path(tmp, "d"));
+    tu_record(&rec, ddir, "deadlock", (const char *[]){"--backend", "-n", "3", NULL}, NULL);
+    ck_assert_msg(rec.status != 0 && rec.status != 2, "deadlock: record exit %d: %s", rec.status, rec.err);
+    tu_output_free(&rec);
+    char *end = tu_manifest_value(ddir, "end"), *st = tu_manifest_value(ddir, "exit-status");
+    ck_assert_msg(end && strcmp(end, "deadlock") == 0, "end = %s", end ? end : "(none)");
+    expect_failure((const char *[]){"replay", "--quiet", ddir, NULL}, 0, "", "deadlock as recorded");
+    tu_bundle_resign(ddir, "end", "exited");
+    snprintf(want, sizeof want, "the recording exited (status %s) but the replay's threads never did", st);
+    expect_failure((const char *[]){"replay", "--quiet", ddir, NULL}, 1, want, "deadlock claimed an exit");
+    free(end);
+    free(st);
+    free(ddir);
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* The bundle's schema, behind the manifest's checksum (re-signed): a
+ * thread count that does not add up to the total, one instruction more
+ * or fewer, and a value of the wrong type each refuse the bundle (exit 2)
+ * naming the key; the true manifest passes. */
+START_TEST(replay_refuses_a_manifest_that_breaks_its_schema)
+{
+    char *tmp = tu_tmpdir();
+    const workload w = {"mutex", {0}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, (const char *[]){"-n", "2", NULL}, &rec);
+    tu_output_free(&rec);
+    char *n0 = tu_manifest_value(dir, "thread.0.instructions"), *total = tu_manifest_value(dir, "instructions");
+    char *seed = tu_manifest_value(dir, "seed");
+    ck_assert(n0 && total && seed);
+    unsigned long long r0 = strtoull(n0, NULL, 10), tot = strtoull(total, NULL, 10);
+    for (int d = -1; d <= 1; d += 2) {
+        char v[32], want[160];
+        snprintf(v, sizeof v, "%llu", r0 + (unsigned long long)(long long)d);
+        tu_bundle_resign(dir, "thread.0.instructions", v);
+        snprintf(want, sizeof want, "the threads' instructions add up to %llu, 'instructions' says %llu",
+                 tot + (unsigned long long)(long long)d, tot);
+        expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, want, want);
+    }
+    tu_bundle_resign(dir, "thread.0.instructions", n0);
+    tu_bundle_resign(dir, "seed", "12x");
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 2, "'seed' is '12x', not",
+                   "seed of the wrong type");
+    tu_bundle_resign(dir, "seed", seed);
+    expect_failure((const char *[]){"replay", "--quiet", dir, NULL}, 0, "", "manifest restored");
+    free(n0);
+    free(total);
+    free(seed);
+    free(dir);
     tu_rmtree(tmp);
     free(tmp);
 }
@@ -789,11 +1035,18 @@ TU_SUITE(replay)
     tcase_add_test(tc, replay_refuses_memory_where_the_recording_did);
     tcase_add_test(tc, replay_reproduces_endings_inside_a_system_call);
     tcase_add_test(tc, replay_reproduces_megabytes_of_output_from_several_threads);
-    tcase_add_test(tc, replay_fails_when_its_output_differs_from_the_recording);
     tcase_add_test(tc, replay_needs_neither_the_program_path_nor_the_input_files);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);
+    tcase_add_test(tc, replay_refuses_a_manifest_that_breaks_its_schema);
+    /* Each check of the replay's verdict made the one that fires (the
+     * cases tests/mutants.txt names). */
+    tc = tu_tcase(s, "verdict", 300);
+    tcase_add_test(tc, replay_fails_when_its_output_differs_from_the_recording);
     tcase_add_test(tc, replay_fails_when_the_manifest_claims_other_results);
+    tcase_add_test(tc, replay_names_the_chunk_whose_check_differs);
+    tcase_add_test(tc, replay_names_the_input_record_that_differs);
+    tcase_add_test(tc, replay_fails_on_another_thread_count_or_ending);
     return s;
 }
