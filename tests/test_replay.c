@@ -1013,6 +1013,53 @@ START_TEST(replay_refuses_a_manifest_that_breaks_its_schema)
 }
 END_TEST
 
+/* A bundle of the previous log format version (tests/data/v3/bundle: logs
+ * of version 3, without chunk durations) still replays in every format,
+ * each verified with the recorded stdout; verify, stats and a new backend
+ * run (which writes version-4 logs) accept it, and the logs rnr backend
+ * writes replay too. */
+START_TEST(replay_reads_a_bundle_of_the_previous_log_version)
+{
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "b"));
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    static const char *const files[] = {"manifest", "program", "initial.log", "input.log", "maxpar.log",
+                                        "stitched.log", "serial.log", "stserial.log", "stdout", "stderr"};
+    char src[4096], dst[4096];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(src, sizeof src, "%s/v3/bundle/%s", tu_env("RNR_TEST_DATA"), files[i]);
+        snprintf(dst, sizeof dst, "%s/%s", dir, files[i]);
+        size_t n;
+        uint8_t *bytes = tu_read_file(src, &n);
+        tu_write_file(dst, bytes, n);
+        free(bytes);
+    }
+    snprintf(dst, sizeof dst, "%s/maxpar.log", dir);
+    tu_output d;
+    tu_rnr(&d, (const char *[]){"dump", dst, NULL});
+    ck_assert_msg(d.status == 0 && strstr(d.out, "format 3"), "dump: %d %.300s%s", d.status, d.out, d.err);
+    tu_output_free(&d);
+    tu_output rec = {0};
+    snprintf(src, sizeof src, "%s/stdout", dir);
+    rec.out = (char *)tu_read_file(src, &rec.out_len);
+    ck_assert_uint_gt(rec.out_len, 0);
+    for (int f = 0; f < 4; f++)
+        replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, "version 3");
+    expect_failure((const char *[]){"verify", dir, NULL}, 0, "", "verify of version 3");
+    expect_failure((const char *[]){"stats", dir, NULL}, 0, "", "stats of version 3");
+    expect_failure((const char *[]){"backend", dir, NULL}, 0, "", "backend on version 3");
+    tu_rnr(&d, (const char *[]){"dump", dst, NULL});
+    ck_assert_msg(d.status == 0 && strstr(d.out, "format 4"), "dump after backend: %.300s", d.out);
+    tu_output_free(&d);
+    for (int f = 0; f < 4; f++)
+        replay_ok(dir, formats[f], "2", &rec, "version 3, logs rewritten");
+    free(rec.out);
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(replay_rejects_bad_usage)
 {
     expect_failure((const char *[]){"replay", NULL}, 2, "missing DIR", "no dir");
@@ -1036,6 +1083,7 @@ TU_SUITE(replay)
     tcase_add_test(tc, replay_reproduces_endings_inside_a_system_call);
     tcase_add_test(tc, replay_reproduces_megabytes_of_output_from_several_threads);
     tcase_add_test(tc, replay_needs_neither_the_program_path_nor_the_input_files);
+    tcase_add_test(tc, replay_reads_a_bundle_of_the_previous_log_version);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);
