@@ -517,19 +517,13 @@ START_TEST(bundle_replay_racing_backend_sees_no_damage)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
+        /* One backend after another, each a child of this one. */
         alarm(CHILD_SECONDS);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
         for (int k = 0; k < (tu_under_valgrind() ? 4 : 12); k++) {
-            pid_t c = fork();
-            if (c == 0) {
-                execl(tu_rnr_bin(), tu_rnr_bin(), "backend", "--compress", k % 2 ? "6" : "0", dir,
-                      (char *)NULL);
-                _exit(127);
-            }
+            pid_t c = spawn_rnr(-1, (const char *[]){ "backend", "--compress", k % 2 ? "6" : "0", dir,
+                                                      NULL });
             int st;
-            if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
                 _exit(1);
         }
         _exit(0);
