@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "backend/adaptive.h"
 #include "backend/metrics.h"
@@ -158,6 +159,87 @@ static void assert_phases_kept(const rnr_membuf *mp, const rnr_membuf *ad, const
     free(m);
     free(a);
 }
+
+static void put_crc(uint8_t *p, uint32_t crc)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(crc >> (8 * k));
+}
+
+/* The schema of kind 7: the writer refuses a first record that starts no
+ * phase and an unknown phase format; a reader refuses the same, and head
+ * bit 6 in a MaxPar log. */
+START_TEST(adaptive_records_are_checked_both_ways)
+{
+    rnr_log_header h = { .kind = RNR_LOG_ADAPTIVE, .cpus = 2 };
+    char err[RNR_ERR_MAX];
+    static const struct { uint32_t phase; const char *want; } bad[] = {
+        { RNR_PHASE_NONE, "the first record of an adaptive log starts no phase" },
+        { 3, "phase format 3 unknown" },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        rnr_membuf out = { 0 };
+        rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "a"), &h, NULL, err, sizeof err);
+        rnr_final_chunk c = { .cpu = 0, .tid = 1, .cs = 5, .phase = bad[i].phase };
+        ck_assert_int_eq(rnr_writer_put_final(w, &c), -1);
+        ck_assert_msg(strstr(rnr_writer_error(w), bad[i].want), "%s", rnr_writer_error(w));
+        rnr_writer_abandon(w);
+        free(out.data);
+    }
+    /* A good log: one record, starting a MaxPar phase, stored. */
+    rnr_membuf out = { 0 };
+    rnr_writer *w = rnr_writer_open_io(rnr_io_mem_writer(&out, "a"), &h, NULL, err, sizeof err);
+    rnr_final_chunk c = { .cpu = 1, .tid = 1, .cs = 5, .dur = 7, .phase = RNR_PHASE_MAXPAR };
+    ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+    /* Header 64, frame 20, durations (length 1, one byte), then the record:
+     * head 0x41 (phase, cpu), phase 1, cpu 1, ... */
+    ck_assert_uint_eq(out.data[84], 1);
+    ck_assert_uint_eq(out.data[86], 0x43);
+    ck_assert_uint_eq(out.data[87], RNR_PHASE_MAXPAR);
+    static const struct { int kind_to; int at; uint8_t val; const char *want; } cases[] = {
+        { RNR_LOG_MAXPAR, 0, 0, "has unknown bits" },
+        { 0, 87, 3, "phase format 3 unknown" },
+        { 0, 86, 0x03, "the first record of an adaptive log starts no phase" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *copy = malloc(out.len);
+        memcpy(copy, out.data, out.len);
+        if (cases[i].kind_to) {
+            copy[10] = (uint8_t)cases[i].kind_to;
+            put_crc(copy + 60, (uint32_t)crc32(0L, copy, 60));
+        } else {
+            copy[cases[i].at] = cases[i].val;
+            size_t stored = copy[64] | (size_t)copy[65] << 8;
+            if (cases[i].at == 86) {             /* drop the phase byte: one byte shorter */
+                memmove(copy + 87, copy + 88, out.len - 88);
+                stored--;
+                for (int k = 0; k < 2; k++) {
+                    copy[64 + k] = (uint8_t)(stored >> (8 * k));
+                    copy[68 + k] = (uint8_t)(stored >> (8 * k));
+                }
+            }
+            uLong crc = crc32(0L, copy + 64, 16);
+            put_crc(copy + 80, (uint32_t)crc32(crc, copy + 84, (uInt)stored));
+        }
+        rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(copy, out.len, "x.log"), err, sizeof err);
+        ck_assert_msg(r != NULL, "%s", err);
+        rnr_final_chunk got;
+        ck_assert_int_eq(rnr_reader_next_final(r, &got), -1);
+        ck_assert_msg(strstr(rnr_reader_error(r), cases[i].want), "case %zu: %s", i,
+                      rnr_reader_error(r));
+        rnr_reader_close(r);
+        free(copy);
+    }
+    rnr_reader *r = rnr_reader_open_io(rnr_io_mem_reader(out.data, out.len, "a"), err, sizeof err);
+    rnr_final_chunk got;
+    ck_assert_int_eq(rnr_reader_next_final(r, &got), 1);
+    ck_assert_uint_eq(got.phase, RNR_PHASE_MAXPAR);
+    ck_assert_uint_eq(got.cs, 5);
+    rnr_reader_close(r);
+    free(out.data);
+}
+END_TEST
 
 static int rounds(int n) { return tu_under_valgrind() ? (n + 9) / 10 : n; }
 
@@ -394,6 +476,7 @@ TU_SUITE(adaptive)
     tcase_add_loop_test(tc, adaptive_pure_splits_are_the_pure_formats, 0, 4);
     tc = tu_tcase(s, "policy", 30);
     tcase_add_test(tc, adaptive_policy_decides_by_budget_and_lag);
+    tcase_add_test(tc, adaptive_records_are_checked_both_ways);
     tcase_add_test(tc, adaptive_policy_errors_name_the_file_and_line);
     return s;
 }
