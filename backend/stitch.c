@@ -38,7 +38,19 @@
  * holding the first chunk that consumed a token of it, and the later
  * tokens of the same stitched chunk are dropped there (implied by program
  * order on q). Stitched chunks are consecutive runs of their lane, so the
- * regrouped edges of a CPU pair still do not cross. */
+ * regrouped edges of a CPU pair still do not cross.
+ *
+ * Adaptive logs (stitch_set_phases; docs/backend.md, "Adaptive logs"): a
+ * chunk joins only a group of its own phase, and only in a Stitched phase,
+ * so a MaxPar phase's groups are single chunks. The arguments above use
+ * only that groups are runs of one lane and thread whose joined chunks
+ * passed the clock test; ending groups earlier keeps both, so they hold
+ * across a switch. A group after a switch awaits one token per source
+ * group whose token it consumes first on its lane, whichever phase the
+ * source lies in (a MaxPar chunk is a group of one; a stitched source's
+ * later tokens to this lane are implied by lane order), and a group sends
+ * one token per cpu any of its chunks sent to: the counters on both sides
+ * of a switch count the same edges, none lost, none twice. */
 #include "rru/alloc.h"
 #include "backend/stitch.h"
 

@@ -30,7 +30,7 @@ const char cmd_stats_help[] =
     "in it. Bits per kilo-instruction are 8000 x bytes / instructions, with\n"
     "the instructions of all threads (from the chunks themselves, or for the\n"
     "input log from the bundle's manifest). Definitions: docs/formats.md.\n"
-    "Final logs (maxpar, stitched, serial, stserial, adaptive) also get: entries, tokens,\n"
+    "Final logs (maxpar, stitched, serial, stserial) also get: entries, tokens,\n"
     "critical path (instructions on the longest path of the replay DAG), replay\n"
     "parallelism (instructions / critical path), and the simulated replay time in\n"
     "cycles on W = 1, 2, 4, ... up to the recorded CPU count replay CPUs at 1 IPC,\n"
@@ -54,7 +54,8 @@ const char cmd_stats_help[] =
     "MaxPar makes of the dependences (run in memory): tokens, Early ones (sent\n"
     "through the Early Token Vector), Unrelated ones discarded (their CPU never\n"
     "dumps a later chunk), ones dropped as implied by another, merged chunks.\n"
-    "Adaptive logs (rnr backend --adaptive) also get their phases: per phase K\n"
+    "Adaptive logs (rnr backend --adaptive) get the final logs' figures and their\n"
+    "phases: per phase K\n"
     "phase.K.format, .start (instructions before it in the replay order),\n"
     ".entries, .instructions, .tokens, .bytes.raw, .recorded_cycles, and\n"
     ".critical_path and .parallelism within the phase; for a bundle, a table.\n";
