@@ -268,6 +268,23 @@ int pass_stitch(rnr_reader *in, rnr_writer *out, uint64_t window, pass_progress 
     return rc;
 }
 
+int pass_adaptive(rnr_reader *in, rnr_writer *out, const uint64_t *start, const uint32_t *format,
+                  size_t n, uint64_t window, pass_progress *pr, stitch_stats *st, dag_result *dr,
+                  char *err, size_t errlen)
+{
+    const rnr_log_header *h = rnr_reader_header(in);
+    if (h->kind != RNR_LOG_MAXPAR)
+        return wrong_kind(in, "a maxpar log", err, errlen);
+    out_ctx o = { out, pr, 0 };
+    stitcher *s = stitch_new(h->cpus, window, put, &o);
+    stitch_set_phases(s, start, format, n);
+    int rc = walk_pass(in, out, pr, stitch_visit, s, finish_stitch, dr, err, errlen);
+    if (st)
+        *st = *stitch_get_stats(s);
+    stitch_free(s);
+    return rc;
+}
+
 int pass_serial(rnr_reader *in, rnr_writer *out, pass_progress *pr, serial_stats *st,
                 dag_result *dr, char *err, size_t errlen)
 {
@@ -360,6 +377,65 @@ int pass_run_files(pass_kind kind, const char *in_path, const char *out_path,
     return 0;
 }
 
+int pass_run_adaptive(const adaptive_policy *policy, const char *in_path, const char *out_path,
+                      const pass_options *opt, pass_summary *sum, char *err, size_t errlen)
+{
+    pass_summary local;
+    if (!sum)
+        sum = &local;
+    memset(sum, 0, sizeof *sum);
+    uint64_t *start = NULL;
+    uint32_t *format = NULL;
+    size_t n = 0;
+    rnr_reader *in = pass_open_input(in_path, NULL, NULL, err, errlen);
+    if (!in)
+        return -1;
+    if (rnr_reader_header(in)->kind != RNR_LOG_MAXPAR) {
+        wrong_kind(in, "a maxpar log", err, errlen);
+        rnr_reader_close(in);
+        return -1;
+    }
+    int rc = adaptive_plan(policy, in, &start, &format, &n, err, errlen);
+    rnr_reader_close(in);
+    if (rc < 0)
+        return -1;
+    in = pass_open_input(in_path, NULL, NULL, err, errlen);   /* again, from its start */
+    rnr_writer *out = NULL;
+    if (in) {
+        rnr_log_header oh;
+        pass_output_header(rnr_reader_header(in), RNR_LOG_ADAPTIVE, &oh);
+        rnr_writer_opts wo = { 0, opt ? opt->compress : 0 };
+        out = rnr_writer_open(out_path, &oh, &wo, err, errlen);
+    }
+    rc = -1;
+    if (out) {
+        pass_progress pr;
+        pass_progress_init(&pr, "adaptive", opt && opt->progress);
+        rc = pass_adaptive(in, out, start, format, n, opt ? opt->window : 0, &pr, &sum->stitch,
+                           &sum->dag, err, errlen);
+        sum->out_kind = RNR_LOG_ADAPTIVE;
+        sum->in_counts = *rnr_reader_counts(in);
+        if (rc < 0) {
+            rnr_writer_abandon(out);
+            if (strcmp(out_path, "-") != 0)
+                unlink(out_path);
+        } else if (rnr_writer_flush(out) < 0) {
+            snprintf(err, errlen, "%s", rnr_writer_error(out));
+            rnr_writer_abandon(out);
+            rc = -1;
+        } else {
+            sum->out_counts = *rnr_writer_counts(out);
+            sum->out_counts.stored_bytes += RNR_BLOCK_HEADER_SIZE + 1;   /* the end block */
+            rc = rnr_writer_close(out, err, errlen);
+        }
+    }
+    if (in)
+        rnr_reader_close(in);
+    free(start);
+    free(format);
+    return rc;
+}
+
 int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
                     const pass_options *opt, pass_summary *sum, char *err, size_t errlen)
 {
@@ -446,5 +522,28 @@ int pass_bundle(rnr_bundle *b, int skip_maxpar, const pass_options *opt, FILE *r
                     rnr_log_kind_name(s.out_kind), s.out_counts.records, tokens,
                     s.out_counts.stored_bytes, t);
     }
+    return 0;
+}
+
+int pass_bundle_adaptive(rnr_bundle *b, const adaptive_policy *policy, const pass_options *opt,
+                         FILE *report, char *err, size_t errlen)
+{
+    char in[4096];
+    pass_summary s;
+    double t0 = host_seconds();
+    if (rnr_bundle_current_path(b, RNR_BF_MAXPAR, in, sizeof in, err, errlen) < 0)
+        return -1;
+    if (!rnr_bundle_written(b, RNR_BF_MAXPAR)) {
+        char p[4096];
+        if (rnr_bundle_check_file(b, RNR_BF_MAXPAR, p, sizeof p, err, errlen) < 0)
+            return -1;
+    }
+    if (pass_run_adaptive(policy, in, rnr_bundle_tmp_path(b, RNR_BF_ADAPTIVE), opt, &s, err,
+                          errlen) < 0)
+        return -1;
+    if (report)
+        fprintf(report, "%-9s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %9.3f\n",
+                rnr_log_kind_name(s.out_kind), s.out_counts.records, s.stitch.tokens_out,
+                s.out_counts.stored_bytes, host_seconds() - t0);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend/adaptive.h"
 #include "backend/dag.h"
 #include "backend/maxpar.h"
 #include "backend/serial.h"
@@ -48,6 +49,11 @@ int pass_maxpar(rnr_reader *in, rnr_writer *out, pass_progress *pr, maxpar_stats
 /* Pass 2 (input: MaxPar). WINDOW: see stitch_new (0 = default). */
 int pass_stitch(rnr_reader *in, rnr_writer *out, uint64_t window, pass_progress *pr,
                 stitch_stats *st, dag_result *dr, char *err, size_t errlen);
+/* MaxPar -> adaptive: pass 2 that stitches only inside the Stitched phases
+ * of the N phases START/FORMAT (stitch_set_phases). */
+int pass_adaptive(rnr_reader *in, rnr_writer *out, const uint64_t *start, const uint32_t *format,
+                  size_t n, uint64_t window, pass_progress *pr, stitch_stats *st, dag_result *dr,
+                  char *err, size_t errlen);
 /* Pass 3 (input: MaxPar -> Serial, Stitched -> StSerial). */
 int pass_serial(rnr_reader *in, rnr_writer *out, pass_progress *pr, serial_stats *st,
                 dag_result *dr, char *err, size_t errlen);
@@ -78,6 +84,12 @@ typedef struct pass_summary {
 int pass_run_files(pass_kind kind, const char *in_path, const char *out_path,
                    const pass_options *opt, pass_summary *sum, char *err, size_t errlen);
 
+/* The adaptive log of POLICY from the MaxPar log at IN_PATH (a file: a
+ * bandwidth policy reads it twice) to OUT_PATH; sum->out_kind is
+ * RNR_LOG_ADAPTIVE, sum->stitch the pass's counters. As pass_run_files. */
+int pass_run_adaptive(const adaptive_policy *policy, const char *in_path, const char *out_path,
+                      const pass_options *opt, pass_summary *sum, char *err, size_t errlen);
+
 /* The same between memory buffers: reads LEN bytes at IN, writes a new log
  * into *OUT (the caller frees out->data; empty on failure). */
 int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
@@ -91,5 +103,10 @@ int pass_run_memory(pass_kind kind, const void *in, size_t len, rnr_membuf *out,
  * one-line message naming the file and the problem. */
 int pass_bundle(rnr_bundle *b, int skip_maxpar, const pass_options *opt, FILE *report, char *err,
                 size_t errlen);
+
+/* After pass_bundle: B's maxpar.log -> adaptive.log by POLICY, to its
+ * temporary path; one line on REPORT. 0, or -1 as pass_bundle. */
+int pass_bundle_adaptive(rnr_bundle *b, const adaptive_policy *policy, const pass_options *opt,
+                         FILE *report, char *err, size_t errlen);
 
 #endif

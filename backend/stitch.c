@@ -38,7 +38,19 @@
  * holding the first chunk that consumed a token of it, and the later
  * tokens of the same stitched chunk are dropped there (implied by program
  * order on q). Stitched chunks are consecutive runs of their lane, so the
- * regrouped edges of a CPU pair still do not cross. */
+ * regrouped edges of a CPU pair still do not cross.
+ *
+ * Adaptive logs (stitch_set_phases; docs/backend.md, "Adaptive logs"): a
+ * chunk joins only a group of its own phase, and only in a Stitched phase,
+ * so a MaxPar phase's groups are single chunks. The arguments above use
+ * only that groups are runs of one lane and thread whose joined chunks
+ * passed the clock test; ending groups earlier keeps both, so they hold
+ * across a switch. A group after a switch awaits one token per source
+ * group whose token it consumes first on its lane, whichever phase the
+ * source lies in (a MaxPar chunk is a group of one; a stitched source's
+ * later tokens to this lane are implied by lane order), and a group sends
+ * one token per cpu any of its chunks sent to: the counters on both sides
+ * of a switch count the same edges, none lost, none twice. */
 #include "rru/alloc.h"
 #include "backend/stitch.h"
 
@@ -50,6 +62,7 @@
  * the reorder buffer for the older ones to end. */
 typedef struct group {
     int ended;
+    uint64_t phase;           /* adaptive: the phase of its first chunk */
     rnr_final_chunk c;        /* stv and ptv point into the arrays below */
     uint32_t *stv;
     rnr_ptv_entry *ptv;
@@ -75,6 +88,12 @@ struct stitcher {
     final_emit_fn emit;
     void *ctx;
     stitch_stats st;
+    /* adaptive (stitch_set_phases): the phases, the current one, the walk's
+     * instructions so far, and the phase of the last group written + 1 */
+    uint64_t *phase_start;
+    uint32_t *phase_format;
+    size_t nphases, cur_phase;
+    uint64_t walk_insns, written_phase;
 };
 
 
@@ -115,7 +134,18 @@ void stitch_free(stitcher *s)
     free(s->lanes);
     free(s->ring);
     free(s->last_from);
+    free(s->phase_start);
+    free(s->phase_format);
     free(s);
+}
+
+void stitch_set_phases(stitcher *s, const uint64_t *start, const uint32_t *format, size_t n)
+{
+    s->phase_start = xcalloc(n, sizeof *s->phase_start);
+    s->phase_format = xcalloc(n, sizeof *s->phase_format);
+    memcpy(s->phase_start, start, n * sizeof *start);
+    memcpy(s->phase_format, format, n * sizeof *format);
+    s->nphases = n;
 }
 
 const stitch_stats *stitch_get_stats(const stitcher *s) { return &s->st; }
@@ -140,6 +170,12 @@ static int flush_ended(stitcher *s)
     while (s->head < s->next && slot(s, s->head)->ended) {
         group *g = slot(s, s->head);
         s->head++;
+        if (s->nphases && g->phase + 1 != s->written_phase) {
+            /* Groups are written in clock order and a group's phase is its
+             * first chunk's, so phases arrive in order: mark the first. */
+            g->c.phase = s->phase_format[g->phase];
+            s->written_phase = g->phase + 1;
+        }
         s->st.chunks_out++;
         s->st.tokens_out += g->c.nstv;
         if (s->emit(s->ctx, &g->c) < 0)
@@ -180,7 +216,8 @@ static int end_group(stitcher *s, uint32_t p)
     return flush_ended(s);
 }
 
-static void open_group(stitcher *s, uint32_t p, const rnr_final_chunk *c, uint64_t clock)
+static void open_group(stitcher *s, uint32_t p, const rnr_final_chunk *c, uint64_t clock,
+                       uint64_t phase)
 {
     if (s->next - s->head == s->cap) {
         uint64_t cap = s->cap * 2;
@@ -199,6 +236,7 @@ static void open_group(stitcher *s, uint32_t p, const rnr_final_chunk *c, uint64
         g->ptv = xcalloc(s->cpus, sizeof *g->ptv);
     }
     g->ended = 0;
+    g->phase = phase;
     g->c = (rnr_final_chunk){ .cpu = p, .tid = c->tid, .stv = g->stv, .ptv = g->ptv };
     lane *l = &s->lanes[p];
     l->open = 1;
@@ -234,6 +272,18 @@ int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2])
         return -1;
     group *g = l->open ? slot(s, l->slot) : NULL;
     int join = g != NULL;
+    /* Adaptive: a chunk joins only a group of its own phase, and only in a
+     * Stitched phase. Ending a group earlier than pass 2 would is always
+     * allowed: the arguments above hold for any grouping into runs of a
+     * lane whose joins pass the clock test (docs/backend.md, "Adaptive"). */
+    while (s->cur_phase + 1 < s->nphases && s->phase_start[s->cur_phase + 1] <= s->walk_insns)
+        s->cur_phase++;
+    s->walk_insns += c->cs;
+    if (join && s->nphases &&
+        (g->phase != s->cur_phase || s->phase_format[s->cur_phase] != RNR_PHASE_STITCHED)) {
+        join = 0;
+        s->st.ended_phase++;
+    }
     if (join && g->c.tid != c->tid) {
         join = 0;
         s->st.ended_thread++;
@@ -251,7 +301,7 @@ int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2])
     if (!join) {
         if (end_group(s, p) < 0)
             return -1;
-        open_group(s, p, c, n->order);
+        open_group(s, p, c, n->order, s->cur_phase);
         g = slot(s, l->slot);
     }
     g->c.cs += c->cs;

@@ -17,6 +17,7 @@ typedef struct stitch_stats {
     uint64_t ended_clock;      /* ... a predecessor's clock could close a cycle */
     uint64_t ended_window;     /* ... it began `window` chunks of the walk ago */
     uint64_t ended_size;       /* ... the size would overflow */
+    uint64_t ended_phase;      /* ... a phase boundary, or a MaxPar phase (adaptive) */
 } stitch_stats;
 
 #define STITCH_WINDOW_DEFAULT 4096u
@@ -28,6 +29,14 @@ typedef struct stitcher stitcher;
  * memory and lets a quiet lane's last stitched chunk reach the log). */
 stitcher *stitch_new(uint32_t cpus, uint64_t window, final_emit_fn emit, void *ctx);
 void stitch_free(stitcher *s);
+/* Makes the pass write an adaptive log (backend/adaptive.h): phase i covers
+ * the chunks whose walk position in instructions (the instructions of the
+ * chunks visited before them) is at least START[i] and below START[i + 1];
+ * FORMAT[i] is RNR_PHASE_MAXPAR (no chunk joins another) or
+ * RNR_PHASE_STITCHED (chunks join as in pass 2, never across a phase
+ * boundary). START is ascending from 0. The records that begin a phase
+ * carry its format in `phase`. The arrays are copied; call before the walk. */
+void stitch_set_phases(stitcher *s, const uint64_t *start, const uint32_t *format, size_t n);
 /* The dag_walk callback (ctx = the stitcher). */
 int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2]);
 /* End of the walk: emits the open stitched chunks. 0 or -1 (emit failed). */

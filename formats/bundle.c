@@ -24,6 +24,7 @@ static const char *const file_names[RNR_BF_COUNT] = {
     [RNR_BF_STDERR] = "stderr",        [RNR_BF_TRUTH] = "truth.deps",
     [RNR_BF_MAXPAR] = "maxpar.log",    [RNR_BF_STITCHED] = "stitched.log",
     [RNR_BF_SERIAL] = "serial.log",    [RNR_BF_STSERIAL] = "stserial.log",
+    [RNR_BF_ADAPTIVE] = "adaptive.log",
 };
 
 const char *rnr_bundle_file_name(rnr_bundle_file f) { return file_names[f]; }
@@ -37,6 +38,7 @@ int rnr_bundle_file_of_kind(uint32_t kind)
     case RNR_LOG_STITCHED: return RNR_BF_STITCHED;
     case RNR_LOG_SERIAL: return RNR_BF_SERIAL;
     case RNR_LOG_STSERIAL: return RNR_BF_STSERIAL;
+    case RNR_LOG_ADAPTIVE: return RNR_BF_ADAPTIVE;
     }
     return -1;
 }

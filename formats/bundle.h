@@ -22,6 +22,7 @@ typedef enum rnr_bundle_file {
     RNR_BF_STITCHED,
     RNR_BF_SERIAL,
     RNR_BF_STSERIAL,
+    RNR_BF_ADAPTIVE,
     RNR_BF_COUNT
 } rnr_bundle_file;
 

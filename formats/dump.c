@@ -42,7 +42,10 @@ void rnr_format_final(uint32_t kind, const rnr_final_chunk *c, char *buf, size_t
             add(buf, n, at, " dur %" PRIu64, c->dur);
         return;
     }
-    size_t at = add(buf, n, 0, "cpu %u tid %u cs %" PRIu64, c->cpu, c->tid, c->cs);
+    size_t at = 0;
+    if (kind == RNR_LOG_ADAPTIVE && c->phase != RNR_PHASE_NONE)
+        at = add(buf, n, at, "phase %s ", rnr_phase_format_name(c->phase));
+    at = add(buf, n, at, "cpu %u tid %u cs %" PRIu64, c->cpu, c->tid, c->cs);
     for (uint32_t i = 0; i < c->nstv; i++)
         at = add(buf, n, at, "%s%u", i ? "," : " stv ", c->stv[i]);
     for (uint32_t i = 0; i < c->nptv; i++)

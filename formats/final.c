@@ -1,7 +1,9 @@
 /* formats/final.c: final-log chunk records (reader and writer).
  * MaxPar and Stitched (docs/formats.md, "MaxPar and Stitched logs"):
  *   head   varint  bit 0 cpu follows, bit 1 tid follows, bit 2 STV follows,
- *                  bit 3 PTV follows; higher bits zero
+ *                  bit 3 PTV follows, bits 4, 5 below; bit 6 (adaptive logs
+ *                  only) a phase starts here; higher bits zero
+ *   [phase] varint present iff head bit 6: 1 MaxPar, 2 Stitched
  *   [cpu]  varint  present when cpu differs from the previous record's
  *   [tid]  varint  present when tid differs from this cpu's previous chunk
  *   cs     varint  >= 1
@@ -19,7 +21,8 @@
 
 #include "formats/codec.h"
 
-enum { HEAD_CPU = 1, HEAD_TID = 2, HEAD_STV = 4, HEAD_PTV = 8, HEAD_STV_MAP = 16, HEAD_PTV_MAP = 32 };
+enum { HEAD_CPU = 1, HEAD_TID = 2, HEAD_STV = 4, HEAD_PTV = 8, HEAD_STV_MAP = 16, HEAD_PTV_MAP = 32,
+       HEAD_PHASE = 64 };
 
 /* Dense vectors (a serialization's tokens to every cpu) as bitmaps, where
  * that is shorter and the log has this many cpus or more. */
@@ -107,6 +110,16 @@ int rnr_final_check(const codec_state *s, const rnr_final_chunk *c, char *err, s
         snprintf(err, errlen, "cpu %u out of range (log has %u cpus)", c->cpu, cpus);
         return -1;
     }
+    if (s->h->kind == RNR_LOG_ADAPTIVE) {
+        if (c->phase > RNR_PHASE_FORMAT_MAX) {
+            snprintf(err, errlen, "phase format %u unknown (1 maxpar, 2 stitched)", c->phase);
+            return -1;
+        }
+        if (c->phase == RNR_PHASE_NONE && s->last_cpu == CPU_NONE) {
+            snprintf(err, errlen, "the first record of an adaptive log starts no phase");
+            return -1;
+        }
+    }
     if (cpu_list_check("successor token vector", c->cpu, cpus, c->nstv, c->stv,
                        sizeof *c->stv, err, errlen) < 0)
         return -1;
@@ -137,10 +150,14 @@ void rnr_final_encode(codec_state *s, const rnr_final_chunk *c, rnr_buf *out)
     int new_tid = c->tid != s->cpu_tid[c->cpu];
     int stv_map = map_is_shorter(cpus, c->nstv, c->stv, sizeof *c->stv);
     int ptv_map = c->nptv && map_is_shorter(cpus, c->nptv, &c->ptv[0].cpu, sizeof *c->ptv);
+    int phase = s->h->kind == RNR_LOG_ADAPTIVE && c->phase != RNR_PHASE_NONE;
     uint64_t head = (new_cpu ? HEAD_CPU : 0) | (new_tid ? HEAD_TID : 0) |
                     (c->nstv ? (stv_map ? HEAD_STV_MAP : HEAD_STV) : 0) |
-                    (c->nptv ? (ptv_map ? HEAD_PTV_MAP : HEAD_PTV) : 0);
+                    (c->nptv ? (ptv_map ? HEAD_PTV_MAP : HEAD_PTV) : 0) |
+                    (phase ? HEAD_PHASE : 0);
     buf_put_varint(out, head);
+    if (phase)
+        buf_put_varint(out, c->phase);
     if (new_cpu)
         buf_put_varint(out, c->cpu);
     if (new_tid)
@@ -246,6 +263,7 @@ int rnr_final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
     c->stv = d->stv;
     c->ptv = d->ptv;
     c->cpu = 0;
+    c->phase = RNR_PHASE_NONE;
     if (!rnr_log_kind_has_tokens(s->h->kind)) {
         GET(head, "record head");
         uint32_t tid = s->last_tid;
@@ -265,9 +283,17 @@ int rnr_final_decode(codec_state *s, rnr_cursor *cur, decode_scratch *d,
         return 0;
     }
     GET(head, "record head");
-    if (head > (HEAD_CPU | HEAD_TID | HEAD_STV | HEAD_PTV | HEAD_STV_MAP | HEAD_PTV_MAP) ||
+    uint64_t known = HEAD_CPU | HEAD_TID | HEAD_STV | HEAD_PTV | HEAD_STV_MAP | HEAD_PTV_MAP |
+                     (s->h->kind == RNR_LOG_ADAPTIVE ? HEAD_PHASE : 0);
+    if ((head & ~known) ||
         ((head & HEAD_STV) && (head & HEAD_STV_MAP)) || ((head & HEAD_PTV) && (head & HEAD_PTV_MAP)))
         FAIL("record head 0x%llx has unknown bits", (unsigned long long)head);
+    if (head & HEAD_PHASE) {
+        GET(v, "phase format");
+        if (v == RNR_PHASE_NONE || v > RNR_PHASE_FORMAT_MAX)
+            FAIL("phase format %llu unknown (1 maxpar, 2 stitched)", (unsigned long long)v);
+        c->phase = (uint32_t)v;
+    }
     uint32_t cpu, tid;
     if (rnr_codec_get_cpu_tid(s, cur, head & HEAD_CPU, head & HEAD_TID, &cpu, &tid, err, errlen) < 0)
         return -1;

@@ -207,6 +207,7 @@ static const char *const kind_names[RNR_LOG_KIND_MAX + 1] = {
     [RNR_LOG_INITIAL] = "initial", [RNR_LOG_INPUT] = "input",
     [RNR_LOG_MAXPAR] = "maxpar", [RNR_LOG_STITCHED] = "stitched",
     [RNR_LOG_SERIAL] = "serial", [RNR_LOG_STSERIAL] = "stserial",
+    [RNR_LOG_ADAPTIVE] = "adaptive",
 };
 
 const char *rnr_log_kind_name(uint32_t kind)
@@ -234,7 +235,12 @@ int rnr_log_kind_is_chunks(uint32_t kind)
 
 int rnr_log_kind_has_tokens(uint32_t kind)
 {
-    return kind == RNR_LOG_MAXPAR || kind == RNR_LOG_STITCHED;
+    return kind == RNR_LOG_MAXPAR || kind == RNR_LOG_STITCHED || kind == RNR_LOG_ADAPTIVE;
+}
+
+const char *rnr_phase_format_name(uint32_t phase)
+{
+    return phase == RNR_PHASE_MAXPAR ? "maxpar" : phase == RNR_PHASE_STITCHED ? "stitched" : "?";
 }
 
 const char *rnr_reason_name(uint32_t reason)
@@ -519,6 +525,7 @@ int rnr_writer_flush(rnr_writer *w)
 
 const char *rnr_writer_error(const rnr_writer *w) { return w->error; }
 const rnr_log_counts *rnr_writer_counts(const rnr_writer *w) { return &w->counts; }
+size_t rnr_writer_record_bytes(const rnr_writer *w) { return w->record.len; }
 
 static void writer_free(rnr_writer *w)
 {

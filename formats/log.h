@@ -31,8 +31,17 @@ typedef enum rnr_log_kind {
     RNR_LOG_STITCHED = 4,  /* pass 2: stitched chunks with STV/PTV */
     RNR_LOG_SERIAL = 5,    /* pass 3 on MaxPar: total order of {TID, CS} */
     RNR_LOG_STSERIAL = 6,  /* pass 3 on Stitched */
+    RNR_LOG_ADAPTIVE = 7,  /* MaxPar or Stitched by phase; records mark the switches */
 } rnr_log_kind;
-#define RNR_LOG_KIND_MAX 6
+#define RNR_LOG_KIND_MAX 7
+
+/* The format of a phase of an adaptive log (rnr_final_chunk.phase). */
+typedef enum rnr_phase_format {
+    RNR_PHASE_NONE = 0,      /* the record continues the current phase */
+    RNR_PHASE_MAXPAR = 1,    /* the record starts a phase of MaxPar chunks */
+    RNR_PHASE_STITCHED = 2,  /* the record starts a phase of stitched chunks */
+} rnr_phase_format;
+#define RNR_PHASE_FORMAT_MAX 2
 
 /* Why a chunk ended (initial log). */
 typedef enum rnr_chunk_reason {
@@ -79,8 +88,10 @@ typedef struct rnr_ptv_entry {
     uint32_t count;         /* >= 1 */
 } rnr_ptv_entry;
 
-/* A chunk of a final log. MaxPar and Stitched use every field; Serial and
- * StSerial only tid and cs (cpu = 0, no vectors). */
+/* A chunk of a final log. MaxPar, Stitched and adaptive use every field
+ * but phase, which only adaptive logs carry (the first record of one must
+ * start a phase; other kinds read 0 and their writers ignore it); Serial
+ * and StSerial only tid and cs (cpu = 0, no vectors). */
 typedef struct rnr_final_chunk {
     uint32_t cpu;
     uint32_t tid;
@@ -90,6 +101,7 @@ typedef struct rnr_final_chunk {
     uint32_t *stv;          /* successor CPUs: one token to each, ascending, none == cpu */
     uint32_t nptv;
     rnr_ptv_entry *ptv;     /* tokens awaited, cpus ascending, none == cpu */
+    uint32_t phase;         /* adaptive logs: rnr_phase_format this record starts, or NONE */
 } rnr_final_chunk;
 
 typedef enum rnr_input_type {
@@ -136,7 +148,8 @@ const char *rnr_log_kind_name(uint32_t kind);          /* "maxpar", or "?" */
 const char *rnr_log_kind_article(uint32_t kind);       /* "an" (initial, input) or "a" */
 int rnr_log_kind_parse(const char *name);              /* kind, or -1 */
 int rnr_log_kind_is_chunks(uint32_t kind);             /* every kind but INPUT */
-int rnr_log_kind_has_tokens(uint32_t kind);            /* MAXPAR, STITCHED */
+int rnr_log_kind_has_tokens(uint32_t kind);            /* MAXPAR, STITCHED, ADAPTIVE */
+const char *rnr_phase_format_name(uint32_t phase);     /* "maxpar", "stitched", or "?" */
 const char *rnr_reason_name(uint32_t reason);
 
 /* The start of the warnings library code prints itself ("rnr backend");
@@ -165,6 +178,9 @@ int rnr_writer_put_input(rnr_writer *w, const rnr_input_record *r);
 int rnr_writer_flush(rnr_writer *w);
 const char *rnr_writer_error(const rnr_writer *w);
 const rnr_log_counts *rnr_writer_counts(const rnr_writer *w);
+/* Encoded bytes of the record last put (0 before the first): what it adds
+ * to bytes.raw. */
+size_t rnr_writer_record_bytes(const rnr_writer *w);
 
 /* Writes the end block, closes and frees. 0 on success; -1 with the first
  * error in err (if err is not NULL). */

@@ -67,7 +67,7 @@ static rnr_membuf final_log(uint32_t kind, uint32_t cpus, const fspec *s, size_t
     for (size_t i = 0; i < n; i++) {
         uint32_t stv[16];
         rnr_ptv_entry ptv[16];
-        rnr_final_chunk c = { s[i].cpu, s[i].tid, s[i].cs, 0, 0, stv, 0, ptv };
+        rnr_final_chunk c = { s[i].cpu, s[i].tid, s[i].cs, 0, 0, stv, 0, ptv, 0 };
         for (const char *p = s[i].stv; p && *p;) {
             unsigned cpu;
             int used;

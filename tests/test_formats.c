@@ -864,8 +864,8 @@ START_TEST(formats_dense_token_vectors_are_bitmaps)
             pall[i] = (rnr_ptv_entry){ q, 1 + q % 3 };
             i++;
         }
-    const rnr_final_chunk chunks[2] = { { 9, 4, 1000, 0, 63, all, 63, pall },
-                                        { 9, 4, 1000, 0, 2, few, 0, NULL } };
+    const rnr_final_chunk chunks[2] = { { 9, 4, 1000, 0, 63, all, 63, pall, 0 },
+                                        { 9, 4, 1000, 0, 2, few, 0, NULL, 0 } };
     uint64_t raw[2];
     for (int k = 0; k < 2; k++) {
         rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 64, .msp = 1000 };

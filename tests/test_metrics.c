@@ -569,10 +569,10 @@ START_TEST(metrics_gives_up_a_window_when_a_late_chunk_was_ready_long_ago)
     rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
     ck_assert_msg(w != NULL, "%s", err);
     for (int i = 0; i < 100; i++) {
-        rnr_final_chunk c = { 0, 1, 10, 0, 0, NULL, 0, NULL };
+        rnr_final_chunk c = { 0, 1, 10, 0, 0, NULL, 0, NULL, 0 };
         ck_assert_int_eq(rnr_writer_put_final(w, &c), 0);
     }
-    rnr_final_chunk late = { 1, 2, 500, 0, 0, NULL, 0, NULL };
+    rnr_final_chunk late = { 1, 2, 500, 0, 0, NULL, 0, NULL, 0 };
     ck_assert_int_eq(rnr_writer_put_final(w, &late), 0);
     ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
 

@@ -83,10 +83,10 @@ static void write_final_log(const char *path)
     uint32_t stv1[] = {1};
     rnr_ptv_entry ptv0[] = {{0, 1}};
     const rnr_final_chunk c[] = {
-        {0, 10, 100, 0, 1, stv1, 0, NULL},   /* A */
-        {1, 11, 50, 0, 0, NULL, 1, ptv0},    /* B */
-        {2, 12, 100, 0, 0, NULL, 0, NULL},   /* C */
-        {3, 13, 100, 0, 0, NULL, 0, NULL},   /* D */
+        {0, 10, 100, 0, 1, stv1, 0, NULL, 0},   /* A */
+        {1, 11, 50, 0, 0, NULL, 1, ptv0, 0},    /* B */
+        {2, 12, 100, 0, 0, NULL, 0, NULL, 0},   /* C */
+        {3, 13, 100, 0, 0, NULL, 0, NULL, 0},   /* D */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         ck_assert_msg(rnr_writer_put_final(w, &c[i]) == 0, "%s", rnr_writer_error(w));

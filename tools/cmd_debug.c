@@ -16,8 +16,8 @@
 #include "tools/cli.h"
 
 const char cmd_debug_help[] =
-    "usage: rnr debug [--format maxpar|stitched|serial|stserial] [--program PATH] DIR\n"
-    "                 [-- GDB_ARGS...]\n"
+    "usage: rnr debug [--format maxpar|stitched|serial|stserial|adaptive] [--program PATH]\n"
+    "                 DIR [-- GDB_ARGS...]\n"
     "Replays the recording bundle DIR under gdb: starts the replay's gdb server\n"
     "on a free port of 127.0.0.1 and runs gdb-multiarch (or the program named by\n"
     "$RNR_GDB) on the bundle's program, connected to it, with GDB_ARGS after\n"
@@ -39,9 +39,9 @@ static int parse_kind(const char *cmd, const char *format)
 {
     int kind = cli_log_kind(format);
     if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
-        kind != RNR_LOG_STSERIAL)
-        return cli_usage(cmd, "--format wants maxpar, stitched, serial or stserial, not '%s'",
-                         format), -1;
+        kind != RNR_LOG_STSERIAL && kind != RNR_LOG_ADAPTIVE)
+        return cli_usage(cmd, "--format wants maxpar, stitched, serial, stserial or adaptive, "
+                         "not '%s'", format), -1;
     return kind;
 }
 

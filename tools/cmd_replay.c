@@ -15,8 +15,8 @@
 #include "tools/cli.h"
 
 const char cmd_replay_help[] =
-    "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial] [--program PATH]\n"
-    "                  [--window CHUNKS] [--quiet] [--gdb [HOST:]PORT] DIR\n"
+    "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial|adaptive]\n"
+    "                  [--program PATH] [--window CHUNKS] [--quiet] [--gdb [HOST:]PORT] DIR\n"
     "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
     "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Replays the recording bundle DIR from its final log of FORMAT (default\n"
@@ -30,7 +30,8 @@ const char cmd_replay_help[] =
     "concurrency achieved (the workers' busy time over the wall time; the\n"
     "DAG's bound is the parallelism of rnr stats).\n"
     "  -j W, -jW        worker threads (any W >= 1; capped at the recorded CPUs)\n"
-    "  --format F, --format=F  maxpar, stitched, serial or stserial, in any case\n"
+    "  --format F, --format=F  maxpar, stitched, serial, stserial or adaptive (rnr\n"
+    "                          backend --adaptive), in any case\n"
     "  --program PATH   the program to run (default: the bundle's copy); it must\n"
     "                   have the recorded SHA-256\n"
     "  --window CHUNKS  chunks read ahead of the oldest unfinished one, at most\n"
@@ -106,9 +107,9 @@ int cmd_replay(int argc, char **argv)
         format = gdb ? "stitched" : "maxpar";
     int kind = cli_log_kind(format);
     if (kind != RNR_LOG_MAXPAR && kind != RNR_LOG_STITCHED && kind != RNR_LOG_SERIAL &&
-        kind != RNR_LOG_STSERIAL)
-        return cli_usage("replay", "--format wants maxpar, stitched, serial or stserial, not '%s'",
-                         format);
+        kind != RNR_LOG_STSERIAL && kind != RNR_LOG_ADAPTIVE)
+        return cli_usage("replay", "--format wants maxpar, stitched, serial, stserial or adaptive, "
+                         "not '%s'", format);
     format = rnr_log_kind_name((uint32_t)kind);
     if (gdb)
         return cli_gdb_serve(dir, kind, program, quiet, gdb);

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "backend/adaptive.h"
 #include "backend/maxpar.h"
 #include "backend/metrics.h"
 #include "formats/dump.h"
@@ -52,7 +53,12 @@ const char cmd_stats_help[] =
     "size, the count of each termination reason, SV entries per chunk, and what\n"
     "MaxPar makes of the dependences (run in memory): tokens, Early ones (sent\n"
     "through the Early Token Vector), Unrelated ones discarded (their CPU never\n"
-    "dumps a later chunk), ones dropped as implied by another, merged chunks.\n";
+    "dumps a later chunk), ones dropped as implied by another, merged chunks.\n"
+    "Adaptive logs (rnr backend --adaptive) get the final logs' figures and their\n"
+    "phases: per phase K\n"
+    "phase.K.format, .start (instructions before it in the replay order),\n"
+    ".entries, .instructions, .tokens, .bytes.raw, .recorded_cycles, and\n"
+    ".critical_path and .parallelism within the phase; for a bundle, a table.\n";
 
 static uint64_t token_latency = 100;
 /* --cpus: the replay CPU counts of the simulated replay (0 of them: the default list). */
@@ -238,8 +244,56 @@ static int print_initial_details(const char *path, char *err, size_t errlen)
     return failed ? -1 : 0;
 }
 
+/* An adaptive log's phases: for a file, phase.K.* names (K from 0); for a
+ * bundle's text, a table after the others. */
+static int print_phases(const char *path, int table, char *err, size_t errlen)
+{
+    rnr_reader *r = rnr_reader_open(path, err, errlen);
+    if (!r)
+        return -1;
+    adaptive_phase_report *ph;
+    size_t n;
+    int rc = adaptive_measure(r, &ph, &n, err, errlen);
+    rnr_reader_close(r);
+    if (rc < 0)
+        return -1;
+    if (table)
+        printf("adaptive phases (from instruction START of the replay order; crit.path: the "
+               "longest path within the phase)\n%-6s %-9s %14s %10s %12s %10s %12s %12s %9s\n",
+               "phase", "format", "start", "entries", "instructions", "tokens", "bytes.raw",
+               "crit.path", "parallel");
+    else
+        OUT_U64("phases", n);
+    for (size_t k = 0; k < n; k++) {
+        const adaptive_phase_report *p = &ph[k];
+        double par = p->critical_path ? (double)p->instructions / (double)p->critical_path : 0.0;
+        if (table) {
+            printf("%-6zu %-9s %14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %12" PRIu64
+                   " %12" PRIu64 " %9.3f\n", k, rnr_phase_format_name(p->format), p->start,
+                   p->entries, p->instructions, p->tokens, p->bytes, p->critical_path, par);
+            continue;
+        }
+        char name[64];
+#define PH(field) (snprintf(name, sizeof name, "phase.%zu." field, k), name)
+        OUT_S(PH("format"), rnr_phase_format_name(p->format));
+        OUT_U64(PH("start"), p->start);
+        OUT_U64(PH("entries"), p->entries);
+        OUT_U64(PH("instructions"), p->instructions);
+        OUT_U64(PH("tokens"), p->tokens);
+        OUT_U64(PH("bytes.raw"), p->bytes);
+        if (p->cycles)
+            OUT_U64(PH("recorded_cycles"), p->cycles);
+        OUT_U64(PH("critical_path"), p->critical_path);
+        OUT_F(PH("parallelism"), 3, par);
+#undef PH
+    }
+    free(ph);
+    return 0;
+}
+
 static const rnr_bundle_file bundle_logs[] = {
     RNR_BF_INITIAL, RNR_BF_INPUT, RNR_BF_MAXPAR, RNR_BF_STITCHED, RNR_BF_SERIAL, RNR_BF_STSERIAL,
+    RNR_BF_ADAPTIVE,
 };
 
 static int stats_dir(const char *dir)
@@ -279,7 +333,7 @@ static int stats_dir(const char *dir)
     int rc = RNR_EXIT_OK, found = 0;
     uint64_t recorded = rnr_bundle_u64(b, "cycles");
     /* The text's second table: each final log's simulated replay in both models. */
-    struct { uint32_t kind; dag_metrics dm; } sims[4];
+    struct { uint32_t kind; dag_metrics dm; } sims[5];
     uint32_t nsims = 0;
     for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
         if (!rnr_bundle_has(b, bundle_logs[i]))
@@ -334,7 +388,7 @@ static int stats_dir(const char *dir)
             for (uint32_t k = 0; k < sim_ncpus && k < dm.nw; k++)
                 printf(" %12" PRIu64, dm.makespan[k]);
             printf("\n");
-            if (nsims < 4) {
+            if (nsims < 5) {
                 sims[nsims].kind = s.header.kind;
                 sims[nsims++].dm = dm;
             }
@@ -368,6 +422,10 @@ static int stats_dir(const char *dir)
             }
         }
     }
+    if (text && rnr_bundle_has(b, RNR_BF_ADAPTIVE) &&
+        (rnr_bundle_check_file(b, RNR_BF_ADAPTIVE, path, sizeof path, err, sizeof err) < 0 ||
+         print_phases(path, 1, err, sizeof err) < 0))
+        rc = cli_bad_input("stats", "%s", err);
     /* With the recorder's truth: the two upper bounds beside the formats. */
     char ipath[4096];
     if (rnr_bundle_has(b, RNR_BF_TRUTH) &&
@@ -512,6 +570,10 @@ int cmd_stats(int argc, char **argv)
     print_file(path, &s);
     if (is_final(s.header.kind))
         print_metrics(&dm);
+    if (s.header.kind == RNR_LOG_ADAPTIVE && print_phases(path, 0, err, sizeof err) < 0) {
+        out_flush(OUT_ONE);
+        return cli_bad_input("stats", "%s", err);
+    }
     if (s.header.kind == RNR_LOG_INITIAL && strcmp(path, "-") != 0 &&
         print_initial_details(path, err, sizeof err) < 0) {
         out_flush(OUT_ONE);

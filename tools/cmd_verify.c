@@ -23,7 +23,8 @@ const char cmd_verify_help[] =
     "Proves that a final log of the recording bundle DIR enforces every\n"
     "dependence of DIR/initial.log under the token-counter semantics of replay,\n"
     "and can be replayed (no cycle, no token that never comes). FORMAT is maxpar,\n"
-    "stitched, serial, stserial (in any case: MaxPar), or all (the default:\n"
+    "stitched, serial, stserial, adaptive (in any case: MaxPar), or all (the\n"
+    "default:"
     "every one DIR has).\n"
     "Checked: each recorded dependence (source chunk -> the first chunk of the\n"
     "successor CPU with TS > the dependence time; none: legitimately discarded),\n"
@@ -36,7 +37,8 @@ const char cmd_verify_help[] =
     "chunk indices, TIDs, times); 2: bad usage or unreadable input.\n"
     "  --progress   report progress on stderr (default: when it is a terminal)\n";
 
-static const char *const formats[] = { "maxpar", "stitched", "serial", "stserial" };
+static const char *const formats[] = { "maxpar", "stitched", "serial", "stserial", "adaptive" };
+#define NFORMATS (sizeof formats / sizeof formats[0])
 
 static void print_ok(const char *file, const verify_report *r, int initial)
 {
@@ -87,13 +89,13 @@ int cmd_verify(int argc, char **argv)
     } else if (format) {
         /* Any case: the README writes MaxPar. */
         int kind = cli_log_kind(format), known = kind == RNR_LOG_INITIAL;
-        for (size_t i = 0; i < 4 && kind > 0; i++)
+        for (size_t i = 0; i < NFORMATS && kind > 0; i++)
             known |= strcmp(rnr_log_kind_name((uint32_t)kind), formats[i]) == 0;
         if (known)
             format = rnr_log_kind_name((uint32_t)kind);
         else
             return cli_usage("verify", "unknown FORMAT '%s' (maxpar, stitched, serial, stserial, "
-                             "initial or all)", format);
+                             "adaptive, initial or all)", format);
     }
     char path[4096], err[RNR_ERR_MAX];
     rnr_bundle *b = rnr_bundle_open(dir, RNR_BUNDLE_FINISHED, err, sizeof err);
@@ -153,7 +155,7 @@ int cmd_verify(int argc, char **argv)
         rnr_bundle_close(b);
         return rep.ok ? RNR_EXIT_OK : RNR_EXIT_FAILED;
     }
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < NFORMATS; i++) {
         int wanted = !format || strcmp(format, "all") == 0 || strcmp(format, formats[i]) == 0;
         if (!wanted)
             continue;
