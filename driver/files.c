@@ -94,8 +94,9 @@ int64_t files_install(drv_proc *p, file_obj *f, int64_t min, int cloexec)
 
 /* The absolute, symlink-free form of PATH (relative to host directory
  * descriptor DIRFD or the current directory) when its parent exists:
- * realpath of the parent plus the last component. 0 or -1. */
-static int resolve(int dirfd, const char *path, char out[PATH_MAX])
+ * realpath of the parent plus the last component, itself resolved if it
+ * is a symbolic link and FOLLOW. 0 or -1. */
+static int resolve(int dirfd, const char *path, int follow, char out[PATH_MAX])
 {
     char full[2 * PATH_MAX];
     if (path[0] == '/') {
@@ -135,9 +136,11 @@ static int resolve(int dirfd, const char *path, char out[PATH_MAX])
     }
     if (snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", leaf) >= PATH_MAX)
         return -1;
-    /* A symbolic link is judged by where it leads (a dangling one: no). */
+    /* A symbolic link followed is judged by where it leads (a dangling
+     * one: no); one not followed (unlink, rename, link: the call changes
+     * the link) by where it is. */
     struct stat st;
-    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (follow && lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
         char target[PATH_MAX];
         if (!realpath(out, target))
             return -1;
@@ -146,13 +149,9 @@ static int resolve(int dirfd, const char *path, char out[PATH_MAX])
     return 0;
 }
 
-int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path)
+/* 1 if absolute, symlink-free path ABS lies under an --allow-write directory. */
+static int under_allowed(const drv_proc *p, const char *abs)
 {
-    if (p->n_allow_write == 0)
-        return 0;
-    char abs[PATH_MAX];
-    if (resolve(dirfd_host, path, abs) < 0)
-        return 0;
     for (size_t i = 0; i < p->n_allow_write; i++) {
         const char *dir = p->allow_write[i];
         size_t n = strlen(dir);
@@ -162,4 +161,27 @@ int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path)
             return 1;
     }
     return 0;
+}
+
+int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int follow)
+{
+    if (p->n_allow_write == 0)
+        return 0;
+    char abs[PATH_MAX];
+    if (resolve(dirfd_host, path, follow, abs) < 0)
+        return 0;
+    return under_allowed(p, abs);
+}
+
+int files_fd_write_allowed(const drv_proc *p, int host_fd)
+{
+    if (p->n_allow_write == 0)
+        return 0;
+    char link[64], abs[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", host_fd);
+    ssize_t n = readlink(link, abs, sizeof abs - 1);
+    if (n <= 0 || abs[0] != '/')   /* a memfd's "/memfd:..." passes here, is in no directory */
+        return 0;
+    abs[n] = 0;
+    return under_allowed(p, abs);
 }

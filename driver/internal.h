@@ -357,8 +357,13 @@ file_obj *files_new(file_kind kind, int host_fd, int flags, int writable);
 void files_unref(drv_proc *p, file_obj *f);
 /* Threads blocked on pipe P are woken to run their call again. */
 void files_pipe_wake(drv_proc *p, pipe_buf *pb);
-/* 1 if the user allowed writes to host path PATH. */
-int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path);
+/* 1 if the user allowed writes to host path PATH (relative to host
+ * directory DIRFD_HOST); a final symbolic link is judged by its target if
+ * FOLLOW, else by where the link itself is. */
+int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int follow);
+/* 1 if the user allowed writes to the file host descriptor HOST_FD has
+ * open (by its path now). */
+int files_fd_write_allowed(const drv_proc *p, int host_fd);
 
 /* ---- signals (sys_signal.c) ---- */
 

@@ -162,11 +162,12 @@ static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
 static int readable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_WRONLY && (f->flags & LX_O_PATH) != LX_O_PATH; }
 static int writable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_RDONLY && f->writable; }
 
-/* 0 if --allow-write covers a write to PATH (at host directory DIR), else
- * -EACCES, with the one-time hint. */
-static int64_t write_refused(drv_proc *p, int64_t dir, const char *path)
+/* 0 if --allow-write covers a write to PATH (at host directory DIR; a
+ * final symbolic link judged by its target if FOLLOW), else -EACCES, with
+ * the one-time hint. */
+static int64_t write_refused(drv_proc *p, int64_t dir, const char *path, int follow)
 {
-    if (files_write_allowed(p, (int)dir, path))
+    if (files_write_allowed(p, (int)dir, path, follow))
         return 0;
     proc_warn_once(p, WARN_WRITE_DENIED,
                    "the guest may not write '%s' (EACCES); allow it with --allow-write DIR", path);
@@ -175,8 +176,10 @@ static int64_t write_refused(drv_proc *p, int64_t dir, const char *path)
 
 /* A call that changes the file system at the guest's (DIRFD, path at
  * ADDR): the path read into PATH and the host directory descriptor, or
- * -errno (write_refused's EACCES among them). */
-static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path[PATH_MAX])
+ * -errno (write_refused's EACCES among them). FOLLOW: the call acts on
+ * what a final symbolic link leads to, not on the link. */
+static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path[PATH_MAX],
+                           int follow)
 {
     int64_t n = guest_path(p, addr, path, PATH_MAX);
     if (n < 0)
@@ -184,7 +187,7 @@ static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path
     int64_t dir = host_at(p, dirfd, path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    int64_t rc = write_refused(p, dir, path);
+    int64_t rc = write_refused(p, dir, path, follow);
     return rc < 0 ? rc : dir;
 }
 
@@ -192,7 +195,7 @@ int64_t sc_mkdirat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
     char path[PATH_MAX];
-    int64_t dir = changing_at(p, a[0], a[1], path);
+    int64_t dir = changing_at(p, a[0], a[1], path, 0);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     return mkdirat((int)dir, path, (mode_t)(a[2] & ~p->umask & 07777)) < 0 ? -(int64_t)errno : 0;
@@ -205,7 +208,7 @@ int64_t sc_unlinkat(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[2] & ~removedir)
         return -LX_EINVAL;
     char path[PATH_MAX];
-    int64_t dir = changing_at(p, a[0], a[1], path);
+    int64_t dir = changing_at(p, a[0], a[1], path, 0);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     return unlinkat((int)dir, path, a[2] ? AT_REMOVEDIR : 0) < 0 ? -(int64_t)errno : 0;
@@ -218,10 +221,10 @@ int64_t sc_renameat2(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[4] & ~3ull || a[4] == 3)
         return -LX_EINVAL;
     char from[PATH_MAX], to[PATH_MAX];
-    int64_t d1 = changing_at(p, a[0], a[1], from);
+    int64_t d1 = changing_at(p, a[0], a[1], from, 0);
     if (d1 < 0 && d1 != AT_FDCWD)
         return d1;
-    int64_t d2 = changing_at(p, a[2], a[3], to);
+    int64_t d2 = changing_at(p, a[2], a[3], to, 0);
     if (d2 < 0 && d2 != AT_FDCWD)
         return d2;
     return renameat2((int)d1, from, (int)d2, to, (unsigned)a[4]) < 0 ? -(int64_t)errno : 0;
@@ -249,6 +252,188 @@ int64_t sc_fsync(drv_proc *p, thread *t, const uint64_t a[6])
     if (!f)
         return -LX_EBADF;
     return f->kind == FILE_HOST ? 0 : -LX_EINVAL;
+}
+
+/* truncate: as ftruncate, by path (a symbolic link followed). */
+int64_t sc_truncate(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if ((int64_t)a[1] < 0)
+        return -LX_EINVAL;
+    char path[PATH_MAX];
+    int64_t dir = changing_at(p, LX_AT_FDCWD, a[0], path, 1);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return truncate(path, (off_t)a[1]) < 0 ? -(int64_t)errno : 0;
+}
+
+/* The host file of guest descriptor FD that a call changes (fallocate,
+ * fchmod, futimens), or NULL with *RC = -errno: EBADF, or what NOT_HOST
+ * says for the standard streams and pipes. */
+static file_obj *changed_file(drv_proc *p, uint64_t fd, int64_t not_host, int64_t *rc)
+{
+    file_obj *f = files_get(p, (int64_t)(int32_t)fd);
+    *rc = !f ? -LX_EBADF : f->kind != FILE_HOST || f->proc ? not_host : 0;
+    return *rc ? NULL : f;
+}
+
+/* fallocate: mode 0 (allocate, extending the size) only; the other modes
+ * (keep size, punch or zero a range, collapse, insert) say EOPNOTSUPP, as
+ * a file system without them does. */
+int64_t sc_fallocate(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int64_t off = (int64_t)a[2], len = (int64_t)a[3], rc;
+    if (off < 0 || len <= 0)
+        return -LX_EINVAL;
+    file_obj *f = changed_file(p, a[0], -LX_ESPIPE, &rc);
+    if (!f)
+        return rc;
+    if (!writable(f))
+        return -LX_EBADF;
+    if (a[1] != 0)
+        return -LX_ENOTSUP;
+    return fallocate(f->host_fd, 0, (off_t)off, (off_t)len) < 0 ? -(int64_t)errno : 0;
+}
+
+/* sync_file_range: like fsync, nothing to wait for (every write reached
+ * the host when it returned); Linux's checks. */
+int64_t sc_sync_file_range(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if (a[3] & ~7ull || (int64_t)a[1] < 0 || (int64_t)a[2] < 0)
+        return -LX_EINVAL;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    return f->kind == FILE_HOST ? 0 : -LX_ESPIPE;
+}
+
+/* fchmod: a host file under --allow-write (by its path now), else EPERM
+ * as for a file of another user; the standard streams belong to rnr
+ * (EPERM); a pipe's mode is kept nowhere (0). */
+int64_t sc_fchmod(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    if (f->kind == FILE_PIPE_R || f->kind == FILE_PIPE_W)
+        return 0;
+    if (f->kind != FILE_HOST || f->proc || !files_fd_write_allowed(p, f->host_fd))
+        return -LX_EPERM;
+    return fchmod(f->host_fd, (mode_t)(a[1] & 07777)) < 0 ? -(int64_t)errno : 0;
+}
+
+/* fchmodat (riscv64's has no flags): a symbolic link followed. */
+int64_t sc_fchmodat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    char path[PATH_MAX];
+    int64_t dir = changing_at(p, a[0], a[1], path, 1);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return fchmodat((int)dir, path, (mode_t)(a[2] & 07777), 0) < 0 ? -(int64_t)errno : 0;
+}
+
+#define LK_UTIME_NOW ((1ll << 30) - 1)
+#define LK_UTIME_OMIT ((1ll << 30) - 2)
+
+/* utimensat, and futimens (path NULL: the descriptor DIRFD). The times
+ * are the guest's, or UTIME_NOW: the simulated CLOCK_REALTIME of the
+ * calling core (never the host's clock, so a run is repeatable). */
+int64_t sc_utimensat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    const uint64_t nofollow = 0x100, empty_path = 0x1000;   /* AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH */
+    if (a[3] & ~(nofollow | empty_path))
+        return -LX_EINVAL;
+    uint64_t now = DRV_EPOCH * DRV_HZ + sched_now(p, t);
+    struct timespec ts[2] = {{(time_t)(now / DRV_HZ), (long)(now % DRV_HZ)},
+                             {(time_t)(now / DRV_HZ), (long)(now % DRV_HZ)}};
+    if (a[2]) {
+        uint8_t b[32];
+        int64_t rc = guest_read(p, a[2], b, sizeof b);
+        if (rc < 0)
+            return rc;
+        for (int i = 0; i < 2; i++) {
+            int64_t sec = (int64_t)le64_get(b + 16 * i), nsec = (int64_t)le64_get(b + 16 * i + 8);
+            if (nsec == LK_UTIME_OMIT) {
+                ts[i].tv_nsec = UTIME_OMIT;
+            } else if (nsec != LK_UTIME_NOW) {
+                if (nsec < 0 || nsec >= 1000000000)
+                    return -LX_EINVAL;
+                ts[i].tv_sec = (time_t)sec;
+                ts[i].tv_nsec = (long)nsec;
+            }
+        }
+    }
+    char path[PATH_MAX] = "";
+    if (a[1] != 0) {
+        int64_t n = guest_read_str(p, a[1], path, sizeof path);
+        if (n < 0)
+            return n;
+        if (n == 0 && !(a[3] & empty_path))
+            return -LX_ENOENT;
+    }
+    if (!path[0]) {   /* futimens, or AT_EMPTY_PATH: the descriptor itself */
+        if ((int64_t)(int32_t)a[0] == LX_AT_FDCWD)
+            return -LX_EFAULT;
+        int64_t rc;
+        file_obj *f = changed_file(p, a[0], -LX_EPERM, &rc);
+        if (!f)
+            return rc;
+        if (!files_fd_write_allowed(p, f->host_fd))
+            return -LX_EPERM;
+        return futimens(f->host_fd, ts) < 0 ? -(int64_t)errno : 0;
+    }
+    int64_t dir = host_at(p, a[0], path);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    int64_t rc = write_refused(p, dir, path, !(a[3] & nofollow));
+    if (rc < 0)
+        return rc;
+    return utimensat((int)dir, path, ts, (a[3] & nofollow) ? AT_SYMLINK_NOFOLLOW : 0) < 0
+               ? -(int64_t)errno
+               : 0;
+}
+
+/* linkat: the new name is made, and the file it names becomes writable
+ * through it, so both names must lie under --allow-write (the old one by
+ * its target with AT_SYMLINK_FOLLOW). AT_EMPTY_PATH needs a capability
+ * the guest lacks (ENOENT, as Linux says without it). */
+int64_t sc_linkat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const uint64_t follow = 0x400, empty_path = 0x1000;
+    if (a[4] & ~(follow | empty_path))
+        return -LX_EINVAL;
+    if (a[4] & empty_path)
+        return -LX_ENOENT;
+    char from[PATH_MAX], to[PATH_MAX];
+    int64_t d1 = changing_at(p, a[0], a[1], from, (a[4] & follow) != 0);
+    if (d1 < 0 && d1 != AT_FDCWD)
+        return d1;
+    int64_t d2 = changing_at(p, a[2], a[3], to, 0);
+    if (d2 < 0 && d2 != AT_FDCWD)
+        return d2;
+    return linkat((int)d1, from, (int)d2, to, (a[4] & follow) ? AT_SYMLINK_FOLLOW : 0) < 0
+               ? -(int64_t)errno
+               : 0;
+}
+
+/* symlinkat: the link is made under --allow-write; its text may name
+ * anything (a write through it is judged by where it leads). */
+int64_t sc_symlinkat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    char target[PATH_MAX], path[PATH_MAX];
+    int64_t n = guest_path(p, a[0], target, sizeof target);
+    if (n < 0)
+        return n;
+    int64_t dir = changing_at(p, a[1], a[2], path, 0);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return symlinkat(target, (int)dir, path) < 0 ? -(int64_t)errno : 0;
 }
 
 /* Host descriptor HFD as the guest's lowest free descriptor (a /proc
@@ -326,7 +511,7 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t fl = (int64_t)a[2];
     int writes = (fl & LX_O_ACCMODE) != LX_O_RDONLY || (fl & (LX_O_CREAT | LX_O_TRUNC)) ||
                  (fl & LX_O_TMPFILE) == LX_O_TMPFILE;
-    if (writes && !sink_device(path) && write_refused(p, dir, path) < 0)
+    if (writes && !sink_device(path) && write_refused(p, dir, path, !(fl & LX_O_NOFOLLOW)) < 0)
         return -LX_EACCES;
     int hfd = openat((int)dir, path, host_open_flags(fl), (mode_t)(a[3] & ~p->umask & 07777));
     if (hfd < 0)
@@ -1098,7 +1283,7 @@ int64_t sc_faccessat(drv_proc *p, thread *t, const uint64_t a[6])
         return dir;
     if (faccessat((int)dir, path, (int)mode, 0) != 0)
         return -(int64_t)errno;
-    if ((mode & LX_W_OK) && !files_write_allowed(p, (int)dir, path))
+    if ((mode & LX_W_OK) && !files_write_allowed(p, (int)dir, path, 1))
         return -LX_EACCES;
     return 0;
 }
