@@ -40,6 +40,7 @@ void files_unref(drv_proc *p, file_obj *f)
 {
     if (!f || --f->refs > 0)
         return;
+    locks_released(p, f);
     if (f->kind == FILE_HOST && f->host_fd >= 0)
         close(f->host_fd);
     if (f->pipe) {

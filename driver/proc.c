@@ -710,6 +710,7 @@ void drv_proc_free(drv_proc *p)
     free(p->threads);
     free(p->alive);
     files_close_all(p);
+    locks_free(p);
     rru_machine_free(p->m);
     vm_free(p->vm);
     rru_mem_free(p->mem);

@@ -530,6 +530,7 @@ int64_t sc_close(drv_proc *p, thread *t, const uint64_t a[6])
     if (!f)
         return -LX_EBADF;
     p->fds[fd].file = NULL;
+    locks_closing(p, f);
     files_unref(p, f);
     return 0;
 }
@@ -1312,7 +1313,11 @@ enum { LK_RD = 0, LK_WR = 1, LK_UN = 2 };
 enum { LK_F_OFD_GETLK = 36, LK_F_OFD_SETLK = 37, LK_F_OFD_SETLKW = 38 };
 #define LK_FLOCK_SIZE 32        /* l_type, l_whence (2 bytes each), l_start, l_len, l_pid */
 
-static int64_t fcntl_lock(drv_proc *p, const file_obj *f, int cmd, uint64_t addr)
+/* fcntl's lock commands (locks.c): the struct flock read, its range made
+ * absolute (SEEK_CUR: the host descriptor's offset, which is the
+ * guest's; SEEK_END: the host file's size), and F_GETLK's answer written
+ * back (result+mem: a replay takes it from the log). */
+static int64_t fcntl_lock(drv_proc *p, file_obj *f, int cmd, uint64_t addr)
 {
     uint8_t b[LK_FLOCK_SIZE];
     int64_t rc = guest_read(p, addr, b, sizeof b);
@@ -1324,25 +1329,58 @@ static int64_t fcntl_lock(drv_proc *p, const file_obj *f, int cmd, uint64_t addr
     int ofd = cmd >= LK_F_OFD_GETLK;
     if (type > LK_UN || whence > 2 || (ofd && pid != 0))
         return -LX_EINVAL;
-    if (cmd == LX_F_GETLK || cmd == LK_F_OFD_GETLK) {
-        if (type == LK_UN)
-            return -LX_EINVAL;
-        const uint8_t un[2] = {LK_UN, 0};   /* nothing else holds a lock */
+    int get = cmd == LX_F_GETLK || cmd == LK_F_OFD_GETLK;
+    if (get && type == LK_UN)
+        return -LX_EINVAL;
+    int mode = f->flags & LX_O_ACCMODE;
+    if (!get && ((type == LK_RD && mode == LX_O_WRONLY) || (type == LK_WR && mode == LX_O_RDONLY)))
+        return -LX_EBADF;
+    int64_t start = (int64_t)le64_get(b + 8), len = (int64_t)le64_get(b + 16), base = 0;
+    if (whence != 0 && f->kind == FILE_HOST) {
+        struct stat st;
+        if (whence == 1)
+            base = lseek(f->host_fd, 0, SEEK_CUR);
+        else
+            base = fstat(f->host_fd, &st) < 0 ? -1 : st.st_size;
+        if (base < 0)
+            return -(int64_t)errno;
+    }
+    if ((start > 0 && base > INT64_MAX - start) || base + start < 0)
+        return -LX_EINVAL;
+    int lcmd = get ? LOCKS_GET : (cmd == LX_F_SETLK || cmd == LK_F_OFD_SETLK) ? LOCKS_SET : LOCKS_SETW;
+    uint64_t out_start = 0, out_len = 0;
+    int out_type = LK_UN;
+    int32_t out_pid = 0;
+    rc = locks_fcntl(p, f, ofd, lcmd, type, base + start, len, &out_start, &out_len, &out_type,
+                     &out_pid);
+    if (rc < 0 || !get)
+        return rc;
+    if (out_type == LK_UN) {
+        const uint8_t un[2] = {LK_UN, 0};
         return guest_write(p, addr, un, sizeof un);
     }
-    int mode = f->flags & LX_O_ACCMODE;
-    if ((type == LK_RD && mode == LX_O_WRONLY) || (type == LK_WR && mode == LX_O_RDONLY))
-        return -LX_EBADF;
-    return 0;
+    memset(b, 0, sizeof b);
+    b[0] = (uint8_t)out_type;   /* l_whence SEEK_SET */
+    le64_put(b + 8, out_start);
+    le64_put(b + 16, out_len);
+    for (int i = 0; i < 4; i++)
+        b[24 + i] = (uint8_t)((uint32_t)out_pid >> (8 * i));
+    return guest_write(p, addr, b, sizeof b);
 }
 
 int64_t sc_flock(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    if (!files_get(p, (int64_t)(int32_t)a[0]))
+    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
         return -LX_EBADF;
-    int op = (int)a[1] & ~4;   /* LOCK_NB */
-    return op == 1 || op == 2 || op == 8 ? 0 : -LX_EINVAL;   /* LOCK_SH, LOCK_EX, LOCK_UN */
+    int op = (int)a[1] & ~4, nonblock = ((int)a[1] & 4) != 0;   /* LOCK_NB */
+    switch (op) {
+    case 1: return locks_flock(p, f, LOCKS_RD, nonblock);   /* LOCK_SH */
+    case 2: return locks_flock(p, f, LOCKS_WR, nonblock);   /* LOCK_EX */
+    case 8: return locks_flock(p, f, LOCKS_UN, nonblock);   /* LOCK_UN */
+    default: return -LX_EINVAL;
+    }
 }
 
 /* posix_fadvise: advice only; checked as Linux checks it. */
@@ -1428,6 +1466,8 @@ int64_t sc_dup3(drv_proc *p, thread *t, const uint64_t a[6])
     file_obj *old = p->fds[newfd].file;
     f->refs++;
     p->fds[newfd].file = NULL;
+    if (old)
+        locks_closing(p, old);
     files_unref(p, old);
     p->fds[newfd].file = f;
     p->fds[newfd].cloexec = (a[2] & LX_O_CLOEXEC) != 0;
