@@ -71,6 +71,8 @@ struct thread {
     uint64_t instret_base;       /* ctx.instret when it was created (a clone inherits one) */
     char name[16];               /* prctl PR_SET_NAME (comm): NUL-terminated, a clone inherits it */
     int policy;                  /* SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; a clone inherits it */
+    int no_new_privs;            /* prctl PR_SET_NO_NEW_PRIVS; a clone inherits it */
+    int pdeathsig;               /* prctl PR_SET_PDEATHSIG; 0 in a clone, as in Linux */
     int polling;                 /* blocked in ppoll or pselect6: poll_deadline holds */
     uint64_t poll_deadline;      /* its deadline (UINT64_MAX: none), kept across restarts */
     /* Memory records of the current syscall, logged after its result. */

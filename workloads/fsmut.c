@@ -16,7 +16,9 @@
  *   - truncate, fchmod, fchmodat, utimensat, linkat, symlinkat,
  *     readlinkat, mkdirat, unlinkat (AT_REMOVEDIR), renameat2
  *     (RENAME_NOREPLACE);
- *   - landlock_create_ruleset: ENOSYS (an old kernel).
+ *   - landlock_create_ruleset: ENOSYS (an old kernel); prctl's
+ *     no_new_privs (inherited by a new thread) and parent-death signal
+ *     (not inherited).
  * Everything it makes is removed at the end: DIR is left as it was.
  * With "refused", it instead tries each changing call on DIR/victim (which
  * must exist) and prints the errors: run without --allow-write DIR, every
@@ -33,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -312,6 +316,16 @@ static int refused(void)
     return 0;
 }
 
+/* A new thread: no_new_privs inherited, the parent-death signal not. */
+static void *privs(void *arg)
+{
+    (void)arg;
+    int sig = -1;
+    prctl(PR_GET_PDEATHSIG, &sig);
+    printf("thread: no_new_privs %d pdeathsig %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), sig);
+    return NULL;
+}
+
 static int via(const char *op)
 {
     char v[4096], h[4096];
@@ -350,6 +364,16 @@ int main(int argc, char **argv)
     errno = 0;
     long ll = syscall(444, NULL, 0, 1);   /* landlock_create_ruleset: the ABI version */
     printf("landlock: %ld %s\n", ll, ll < 0 ? strerror(errno) : "");
+    printf("no_new_privs %d, set %d, now %d, bad %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+           prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+           prctl(PR_SET_NO_NEW_PRIVS, 2, 0, 0, 0));
+    int sig = -1;
+    printf("pdeathsig set %d", prctl(PR_SET_PDEATHSIG, SIGTERM));
+    prctl(PR_GET_PDEATHSIG, &sig);
+    printf(" got %d bad %d\n", sig, prctl(PR_SET_PDEATHSIG, 99));
+    pthread_t pt;
+    pthread_create(&pt, NULL, privs, NULL);
+    pthread_join(pt, NULL);
     int c = open(path_ctr, O_RDWR | O_CREAT | O_TRUNC, 0644);
     uint64_t zero[2] = {0, 0};
     if (c < 0 || write(c, zero, sizeof zero) != (ssize_t)sizeof zero)
