@@ -709,8 +709,8 @@ void drv_proc_free(drv_proc *p)
     }
     free(p->threads);
     free(p->alive);
+    locks_free(p);   /* first: closing the files then wakes no (freed) thread */
     files_close_all(p);
-    locks_free(p);
     rru_machine_free(p->m);
     vm_free(p->vm);
     rru_mem_free(p->mem);
