@@ -2,6 +2,7 @@
  * and the rule that says which host paths the guest may write. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,4 +186,61 @@ int files_fd_write_allowed(const drv_proc *p, int host_fd)
         return 0;
     abs[n] = 0;
     return under_allowed(p, abs);
+}
+
+int64_t files_map_tmp(const drv_proc *p, char *path, size_t size)
+{
+    if (!p->private_tmp || strncmp(path, "/tmp", 4) != 0 || (path[4] != '/' && path[4] != 0))
+        return 0;
+    size_t host = strlen(p->private_tmp), rest = strlen(path + 4);
+    if (host + rest + 1 > size)
+        return -LX_ENAMETOOLONG;
+    memmove(path + host, path + 4, rest + 1);
+    memcpy(path, p->private_tmp, host);
+    return 0;
+}
+
+int files_private_tmp(drv_proc *p, char *err, size_t errlen)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[PATH_MAX], abs[PATH_MAX];
+    if (!base || !*base)
+        base = "/tmp";
+    if (snprintf(tmpl, sizeof tmpl, "%s/rnr-tmp-XXXXXX", base) >= (int)sizeof tmpl ||
+        !mkdtemp(tmpl) || !realpath(tmpl, abs)) {
+        snprintf(err, errlen, "%s: cannot make the guest's private /tmp: %s (--private-tmp)",
+                 base, strerror(errno));
+        return -1;
+    }
+    p->private_tmp = strdup(abs);
+    char **aw = realloc(p->allow_write, (p->n_allow_write + 1) * sizeof *aw);
+    if (aw)
+        p->allow_write = aw;
+    if (!p->private_tmp || !aw || !(aw[p->n_allow_write] = strdup(abs))) {
+        rmdir(tmpl);
+        free(p->private_tmp);
+        p->private_tmp = NULL;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    p->n_allow_write++;
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void files_private_tmp_remove(drv_proc *p)
+{
+    if (!p->private_tmp)
+        return;
+    nftw(p->private_tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(p->private_tmp);
+    p->private_tmp = NULL;
 }

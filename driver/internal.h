@@ -127,6 +127,7 @@ struct drv_proc {
     drv_config cfg;
     char **allow_write;          /* absolute paths, owned */
     size_t n_allow_write;
+    char *private_tmp;           /* --private-tmp: the host directory of the guest's /tmp, owned */
     lock_rec *locks;             /* advisory file locks (locks.c), owned */
     size_t nlocks, caplocks;
     loader_image img;
@@ -367,6 +368,14 @@ void files_pipe_wake(drv_proc *p, pipe_buf *pb);
  * directory DIRFD_HOST); a final symbolic link is judged by its target if
  * FOLLOW, else by where the link itself is. */
 int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int follow);
+/* With a private /tmp, rewrites guest path PATH (of SIZE bytes) naming
+ * /tmp or below into the host directory's path: 0, or -ENAMETOOLONG. */
+int64_t files_map_tmp(const drv_proc *p, char *path, size_t size);
+/* Creates the private /tmp (drv_config.private_tmp) and allows writes
+ * under it: 0, or -1 with a message in ERR. */
+int files_private_tmp(drv_proc *p, char *err, size_t errlen);
+/* Removes the private /tmp and all it holds. */
+void files_private_tmp_remove(drv_proc *p);
 /* 1 if the user allowed writes to the file host descriptor HOST_FD has
  * open (by its path now). */
 int files_fd_write_allowed(const drv_proc *p, int host_fd);

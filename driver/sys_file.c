@@ -144,6 +144,11 @@ static int host_open_flags(int64_t fl)
 static int64_t guest_path(drv_proc *p, uint64_t addr, char *path, size_t size)
 {
     int64_t n = guest_read_str(p, addr, path, size);
+    if (n > 0) {
+        int64_t rc = files_map_tmp(p, path, size);
+        if (rc < 0)
+            return rc;
+    }
     return n == 0 ? -LX_ENOENT : n;
 }
 
@@ -370,6 +375,8 @@ int64_t sc_utimensat(drv_proc *p, thread *t, const uint64_t a[6])
     char path[PATH_MAX] = "";
     if (a[1] != 0) {
         int64_t n = guest_read_str(p, a[1], path, sizeof path);
+        if (n > 0 && files_map_tmp(p, path, sizeof path) < 0)
+            return -LX_ENAMETOOLONG;
         if (n < 0)
             return n;
         if (n == 0 && !(a[3] & empty_path))
@@ -422,14 +429,15 @@ int64_t sc_linkat(drv_proc *p, thread *t, const uint64_t a[6])
 }
 
 /* symlinkat: the link is made under --allow-write; its text may name
- * anything (a write through it is judged by where it leads). */
+ * anything (a write through it is judged by where it leads) and is kept
+ * as given (a private /tmp does not rewrite it). */
 int64_t sc_symlinkat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
     char target[PATH_MAX], path[PATH_MAX];
-    int64_t n = guest_path(p, a[0], target, sizeof target);
-    if (n < 0)
-        return n;
+    int64_t n = guest_read_str(p, a[0], target, sizeof target);
+    if (n <= 0)
+        return n == 0 ? -LX_ENOENT : n;
     int64_t dir = changing_at(p, a[1], a[2], path, 0);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
@@ -1143,6 +1151,8 @@ int64_t sc_newfstatat(drv_proc *p, thread *t, const uint64_t a[6])
         return -LX_EINVAL;
     char path[PATH_MAX];
     int64_t n = guest_read_str(p, a[1], path, sizeof path);
+    if (n > 0 && files_map_tmp(p, path, sizeof path) < 0)
+        return -LX_ENAMETOOLONG;
     if (n < 0)
         return n;
     int64_t gdir = (int64_t)(int32_t)a[0];

@@ -553,6 +553,18 @@ START_TEST(replay_reproduces_file_changes_and_lock_waits_from_every_format)
         free(dir);
         free(wdir);
     }
+    /* Its scratch mode in a private /tmp (gone when the recording ends):
+     * the replay needs neither that directory nor the option. */
+    char *dir = strdup(tu_path(tmp, "scratch"));
+    tu_output rec;
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "2", "--private-tmp", "-o",
+                                  dir, "--", guest("fsmut"), "x", "scratch", NULL});
+    ck_assert_msg(rec.status == 0, "%s", rec.err);
+    ck_assert_msg(strstr(rec.out, "tmpfile read back 'scratch'\n") != NULL, "%s", rec.out);
+    for (int f = 0; f < 4; f++)
+        replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, "fsmut scratch");
+    tu_output_free(&rec);
+    free(dir);
     tu_rmtree(tmp);
     free(tmp);
 }

@@ -1074,6 +1074,50 @@ START_TEST(run_refuses_file_changes_outside_the_allowed_directories)
 }
 END_TEST
 
+/* With --private-tmp the guest's /tmp is a new empty directory under
+ * $TMPDIR: tmpfile and mkstemp work without --allow-write, the guest sees
+ * none of the host's /tmp (it starts empty), the host's /tmp gets none of
+ * its files, and the directory is gone at the end, with what the guest
+ * left in it. Without the option, tmpfile is refused. */
+START_TEST(run_private_tmp_is_a_scratch_directory_of_the_guests_own)
+{
+    char *base = tu_tmpdir();
+    ck_assert_int_eq(setenv("TMPDIR", base, 1), 0);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--private-tmp", "--", guest("fsmut"), "x", "scratch", NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_msg(strstr(o.out, "entries at the start 0\ntmpfile read back 'scratch'\n") != NULL,
+                  "%s", o.out);
+    ck_assert_msg(strstr(o.out, "entries 2\nmkdir /tmp/d 0\nrename into it 0\nstat 0 size 14\n"
+                                "unlink 0 rmdir 0\nentries at the end 1\n") != NULL, "%s", o.out);
+    const char *names = strstr(o.out, "mkstemp /tmp/");
+    ck_assert_ptr_nonnull(names);
+    char one[64] = "", two[64] = "";
+    ck_assert_int_eq(sscanf(names, "mkstemp %63s %63s", one, two), 2);
+    ck_assert_int_ne(access(two, F_OK), 0);   /* left in the guest's /tmp, not the host's */
+    ck_assert_msg(o.err_len == 0, "%s", o.err);
+    tu_output_free(&o);
+    DIR *d = opendir(base);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        ck_assert_msg(e->d_name[0] == '.', "left behind: %s", e->d_name);
+    closedir(d);
+    tu_rnr(&o, (const char *[]){"run", "--", guest("fsmut"), "x", "scratch", NULL});
+    ck_assert_int_eq(o.status, 1);
+    ck_assert_msg(strstr(o.out, "tmpfile: Permission denied\n") != NULL, "%s", o.out);
+    tu_output_free(&o);
+    /* A $TMPDIR where no directory can be made: one line, exit 2. */
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/missing", base);
+    ck_assert_int_eq(setenv("TMPDIR", bad, 1), 0);
+    one_line_exit_2((const char *[]){"run", "--private-tmp", "--", guest("fsmut"), "x", "scratch", NULL},
+                    "--private-tmp");
+    unsetenv("TMPDIR");
+    tu_rmtree(base);
+    free(base);
+}
+END_TEST
+
 START_TEST(run_input_log_holds_results_and_bytes_read)
 {
     char *dir = tu_tmpdir();
@@ -1164,5 +1208,6 @@ TU_SUITE(run)
     tc = tu_tcase(s, "files", 60);
     tcase_add_test(tc, run_matches_qemu_changing_files_and_locking_from_threads);
     tcase_add_test(tc, run_refuses_file_changes_outside_the_allowed_directories);
+    tcase_add_test(tc, run_private_tmp_is_a_scratch_directory_of_the_guests_own);
     return s;
 }

@@ -25,8 +25,14 @@
  * call must fail and the file stay as it was. With "via OP", it makes one
  * change through DIR/victim, a symbolic link: truncate, chmod, touch
  * (utimensat), link (linkat following it to DIR/hard) or unlink (the link).
- * Usage: fsmut DIR [THREADS [ROUNDS]] | fsmut DIR refused | fsmut DIR via OP */
+ * With "scratch" (DIR unused), it works in /tmp, as under rnr's
+ * --private-tmp: lists it (empty at the start), makes a tmpfile and two
+ * threads' mkstemp files, renames, makes and removes a directory, and
+ * prints the mkstemp names, then removes what it made but one file.
+ * Usage: fsmut DIR [THREADS [ROUNDS]] | fsmut DIR refused | fsmut DIR via OP
+ *        | fsmut DIR scratch */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -342,6 +348,58 @@ static int via(const char *op)
     return 0;
 }
 
+static int tmp_entries(void)
+{
+    DIR *d = opendir("/tmp");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void *stemp(void *arg)
+{
+    char *name = arg;
+    int fd = mkstemp(name);
+    if (fd < 0 || write(fd, name, strlen(name)) < 0)
+        die("mkstemp");
+    close(fd);
+    return NULL;
+}
+
+static int scratch(void)
+{
+    printf("entries at the start %d\n", tmp_entries());
+    FILE *f = tmpfile();
+    if (!f) {
+        printf("tmpfile: %s\n", strerror(errno));
+        return 1;
+    }
+    char b[16] = {0};
+    fputs("scratch", f);
+    rewind(f);
+    printf("tmpfile read back '%s'\n", fgets(b, sizeof b, f) ? b : "");
+    fclose(f);
+    char n1[] = "/tmp/oneXXXXXX", n2[] = "/tmp/twoXXXXXX";
+    pthread_t a, c;
+    pthread_create(&a, NULL, stemp, n1);
+    pthread_create(&c, NULL, stemp, n2);
+    pthread_join(a, NULL);
+    pthread_join(c, NULL);
+    printf("mkstemp %s %s\n", n1, n2);
+    printf("entries %d\n", tmp_entries());
+    printf("mkdir /tmp/d %s\n", rc(mkdir("/tmp/d", 0700)));
+    printf("rename into it %s\n", rc(rename(n1, "/tmp/d/one")));
+    struct stat st;
+    printf("stat %s size %lld\n", rc(stat("/tmp/d/one", &st)), (long long)st.st_size);
+    printf("unlink %s rmdir %s\n", rc(unlink("/tmp/d/one")), rc(rmdir("/tmp/d")));
+    printf("entries at the end %d\n", tmp_entries());
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -351,6 +409,8 @@ int main(int argc, char **argv)
     dir = argv[1];
     if (argc > 2 && strcmp(argv[2], "refused") == 0)
         return refused();
+    if (argc > 2 && strcmp(argv[2], "scratch") == 0)
+        return scratch();
     if (argc > 3 && strcmp(argv[2], "via") == 0)
         return via(argv[3]);
     int nthreads = argc > 2 ? atoi(argv[2]) : 4;
