@@ -804,6 +804,16 @@ START_TEST(run_reports_a_deadlock_and_exits_promptly)
                   strstr(o.err, "thread 1001") && strstr(o.err, "futex") && strstr(o.err, "pc 0x"),
                   "%s", o.err);
     tu_output_free(&o);
+    /* A thread waiting for a file lock that its joiner holds. */
+    char *dir = tu_tmpdir();
+    tu_rnr(&o, (const char *[]){"run", "-n", "2", "--allow-write", dir, "--", guest("fsmut"), dir,
+                                "stuck", NULL});
+    ck_assert_int_eq(o.status, 124);
+    ck_assert_str_eq(o.out, "holding the lock\n");
+    ck_assert_msg(strstr(o.err, "thread 1001: fcntl (file lock) at pc 0x") != NULL, "%s", o.err);
+    tu_output_free(&o);
+    tu_rmtree(dir);
+    free(dir);
 }
 END_TEST
 

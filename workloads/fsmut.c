@@ -29,8 +29,10 @@
  * --private-tmp: lists it (empty at the start), makes a tmpfile and two
  * threads' mkstemp files, renames, makes and removes a directory, and
  * prints the mkstemp names, then removes what it made but one file.
+ * With "stuck", the main thread holds an OFD lock on DIR/stuck and joins a
+ * thread that waits for it with F_OFD_SETLKW: both wait forever.
  * Usage: fsmut DIR [THREADS [ROUNDS]] | fsmut DIR refused | fsmut DIR via OP
- *        | fsmut DIR scratch */
+ *        | fsmut DIR scratch | fsmut DIR stuck */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -400,6 +402,29 @@ static int scratch(void)
     return 0;
 }
 
+static void *stuck_waiter(void *arg)
+{
+    int fd = open(arg, O_RDWR);
+    ofd_lock(fd, F_OFD_SETLKW, F_WRLCK, 0, 0);
+    printf("the waiter got the lock\n");
+    return NULL;
+}
+
+static int stuck(void)
+{
+    char p[4096];
+    path(p, "stuck");
+    int fd = open(p, O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || ofd_lock(fd, F_OFD_SETLK, F_WRLCK, 0, 0) < 0)
+        die("stuck lock");
+    printf("holding the lock\n");
+    fflush(stdout);
+    pthread_t th;
+    pthread_create(&th, NULL, stuck_waiter, p);
+    pthread_join(th, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -411,6 +436,8 @@ int main(int argc, char **argv)
         return refused();
     if (argc > 2 && strcmp(argv[2], "scratch") == 0)
         return scratch();
+    if (argc > 2 && strcmp(argv[2], "stuck") == 0)
+        return stuck();
     if (argc > 3 && strcmp(argv[2], "via") == 0)
         return via(argv[3]);
     int nthreads = argc > 2 ? atoi(argv[2]) : 4;
