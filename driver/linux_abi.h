@@ -26,6 +26,9 @@ enum {
     LX_ERESTARTSYS = 512,
 };
 #define LX_PIPE_BUF 4096u
+/* utimensat: tv_nsec values that mean "now" and "leave it". */
+#define LX_UTIME_NOW ((1ll << 30) - 1)
+#define LX_UTIME_OMIT ((1ll << 30) - 2)
 
 /* mmap, mprotect, madvise, mremap. */
 enum {

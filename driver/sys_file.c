@@ -341,9 +341,6 @@ int64_t sc_fchmodat(drv_proc *p, thread *t, const uint64_t a[6])
     return fchmodat((int)dir, path, (mode_t)(a[2] & 07777), 0) < 0 ? -(int64_t)errno : 0;
 }
 
-#define LK_UTIME_NOW ((1ll << 30) - 1)
-#define LK_UTIME_OMIT ((1ll << 30) - 2)
-
 /* utimensat, and futimens (path NULL: the descriptor DIRFD). The times
  * are the guest's, or UTIME_NOW: the simulated CLOCK_REALTIME of the
  * calling core (never the host's clock, so a run is repeatable). */
@@ -362,9 +359,9 @@ int64_t sc_utimensat(drv_proc *p, thread *t, const uint64_t a[6])
             return rc;
         for (int i = 0; i < 2; i++) {
             int64_t sec = (int64_t)le64_get(b + 16 * i), nsec = (int64_t)le64_get(b + 16 * i + 8);
-            if (nsec == LK_UTIME_OMIT) {
+            if (nsec == LX_UTIME_OMIT) {
                 ts[i].tv_nsec = UTIME_OMIT;
-            } else if (nsec != LK_UTIME_NOW) {
+            } else if (nsec != LX_UTIME_NOW) {
                 if (nsec < 0 || nsec >= 1000000000)
                     return -LX_EINVAL;
                 ts[i].tv_sec = (time_t)sec;
