@@ -1002,6 +1002,17 @@ START_TEST(run_matches_qemu_changing_files_and_locking_from_threads)
             ck_assert_msg(e->d_name[0] == '.', "left behind: %s", e->d_name);
         closedir(d);
     }
+    /* UTIME_NOW is the simulated CLOCK_REALTIME (from 1700000000 s), not
+     * the host's clock: the same in two runs. */
+    tu_output a, b;
+    const char *now[] = {"run", "--allow-write", dir, "--", guest("fsmut"), dir, "now", NULL};
+    tu_rnr(&a, now);
+    tu_rnr(&b, now);
+    ck_assert_msg(a.status == 0, "%s", a.err);
+    ck_assert_msg(strncmp(a.out, "mtime 1700000000.", 17) == 0, "%s", a.out);
+    ck_assert_str_eq(a.out, b.out);
+    tu_output_free(&a);
+    tu_output_free(&b);
     tu_rmtree(dir);
     free(dir);
 }

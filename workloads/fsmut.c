@@ -31,8 +31,9 @@
  * prints the mkstemp names, then removes what it made but one file.
  * With "stuck", the main thread holds an OFD lock on DIR/stuck and joins a
  * thread that waits for it with F_OFD_SETLKW: both wait forever.
+ * With "now", it sets DIR/now's times to UTIME_NOW and prints its mtime.
  * Usage: fsmut DIR [THREADS [ROUNDS]] | fsmut DIR refused | fsmut DIR via OP
- *        | fsmut DIR scratch | fsmut DIR stuck */
+ *        | fsmut DIR scratch | fsmut DIR stuck | fsmut DIR now */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -410,6 +411,20 @@ static void *stuck_waiter(void *arg)
     return NULL;
 }
 
+static int now(void)
+{
+    char p[4096];
+    path(p, "now");
+    int fd = open(p, O_WRONLY | O_CREAT, 0644);
+    struct stat st;
+    if (fd < 0 || futimens(fd, NULL) < 0 || fstat(fd, &st) < 0)
+        die("now");
+    printf("mtime %lld.%09ld\n", (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    close(fd);
+    unlink(p);
+    return 0;
+}
+
 static int stuck(void)
 {
     char p[4096];
@@ -438,6 +453,8 @@ int main(int argc, char **argv)
         return scratch();
     if (argc > 2 && strcmp(argv[2], "stuck") == 0)
         return stuck();
+    if (argc > 2 && strcmp(argv[2], "now") == 0)
+        return now();
     if (argc > 3 && strcmp(argv[2], "via") == 0)
         return via(argv[3]);
     int nthreads = argc > 2 ? atoi(argv[2]) : 4;
