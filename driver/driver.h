@@ -43,6 +43,10 @@ typedef struct drv_config {
      * create, truncate and write files; none = read-only. */
     const char *const *allow_write;
     size_t n_allow_write;
+    /* The guest's /tmp is a new, empty, writable host directory of its own
+     * (under $TMPDIR or /tmp), removed when the process is freed: absolute
+     * guest paths /tmp and /tmp/... name it and what lies under it. */
+    int private_tmp;
     /* Host file descriptors that receive the guest's fd 0 (read), 1 and 2
      * (written). */
     int stdin_fd, stdout_fd, stderr_fd;

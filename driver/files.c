@@ -2,6 +2,7 @@
  * and the rule that says which host paths the guest may write. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ void files_unref(drv_proc *p, file_obj *f)
 {
     if (!f || --f->refs > 0)
         return;
+    locks_released(p, f);
     if (f->kind == FILE_HOST && f->host_fd >= 0)
         close(f->host_fd);
     if (f->pipe) {
@@ -94,8 +96,9 @@ int64_t files_install(drv_proc *p, file_obj *f, int64_t min, int cloexec)
 
 /* The absolute, symlink-free form of PATH (relative to host directory
  * descriptor DIRFD or the current directory) when its parent exists:
- * realpath of the parent plus the last component. 0 or -1. */
-static int resolve(int dirfd, const char *path, char out[PATH_MAX])
+ * realpath of the parent plus the last component, itself resolved if it
+ * is a symbolic link and FOLLOW. 0 or -1. */
+static int resolve(int dirfd, const char *path, int follow, char out[PATH_MAX])
 {
     char full[2 * PATH_MAX];
     if (path[0] == '/') {
@@ -135,9 +138,11 @@ static int resolve(int dirfd, const char *path, char out[PATH_MAX])
     }
     if (snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", leaf) >= PATH_MAX)
         return -1;
-    /* A symbolic link is judged by where it leads (a dangling one: no). */
+    /* A symbolic link followed is judged by where it leads (a dangling
+     * one: no); one not followed (unlink, rename, link: the call changes
+     * the link) by where it is. */
     struct stat st;
-    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (follow && lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
         char target[PATH_MAX];
         if (!realpath(out, target))
             return -1;
@@ -146,13 +151,9 @@ static int resolve(int dirfd, const char *path, char out[PATH_MAX])
     return 0;
 }
 
-int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path)
+/* 1 if absolute, symlink-free path ABS lies under an --allow-write directory. */
+static int under_allowed(const drv_proc *p, const char *abs)
 {
-    if (p->n_allow_write == 0)
-        return 0;
-    char abs[PATH_MAX];
-    if (resolve(dirfd_host, path, abs) < 0)
-        return 0;
     for (size_t i = 0; i < p->n_allow_write; i++) {
         const char *dir = p->allow_write[i];
         size_t n = strlen(dir);
@@ -162,4 +163,84 @@ int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path)
             return 1;
     }
     return 0;
+}
+
+int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int follow)
+{
+    if (p->n_allow_write == 0)
+        return 0;
+    char abs[PATH_MAX];
+    if (resolve(dirfd_host, path, follow, abs) < 0)
+        return 0;
+    return under_allowed(p, abs);
+}
+
+int files_fd_write_allowed(const drv_proc *p, int host_fd)
+{
+    if (p->n_allow_write == 0)
+        return 0;
+    char link[64], abs[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", host_fd);
+    ssize_t n = readlink(link, abs, sizeof abs - 1);
+    if (n <= 0 || abs[0] != '/')   /* a memfd's "/memfd:..." passes here, is in no directory */
+        return 0;
+    abs[n] = 0;
+    return under_allowed(p, abs);
+}
+
+int64_t files_map_tmp(const drv_proc *p, char *path, size_t size)
+{
+    if (!p->private_tmp || strncmp(path, "/tmp", 4) != 0 || (path[4] != '/' && path[4] != 0))
+        return 0;
+    size_t host = strlen(p->private_tmp), rest = strlen(path + 4);
+    if (host + rest + 1 > size)
+        return -LX_ENAMETOOLONG;
+    memmove(path + host, path + 4, rest + 1);
+    memcpy(path, p->private_tmp, host);
+    return 0;
+}
+
+int files_private_tmp(drv_proc *p, char *err, size_t errlen)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[PATH_MAX], abs[PATH_MAX];
+    if (!base || !*base)
+        base = "/tmp";
+    if (snprintf(tmpl, sizeof tmpl, "%s/rnr-tmp-XXXXXX", base) >= (int)sizeof tmpl ||
+        !mkdtemp(tmpl) || !realpath(tmpl, abs)) {
+        snprintf(err, errlen, "%s: cannot make the guest's private /tmp: %s (--private-tmp)",
+                 base, strerror(errno));
+        return -1;
+    }
+    p->private_tmp = strdup(abs);
+    char **aw = realloc(p->allow_write, (p->n_allow_write + 1) * sizeof *aw);
+    if (aw)
+        p->allow_write = aw;
+    if (!p->private_tmp || !aw || !(aw[p->n_allow_write] = strdup(abs))) {
+        rmdir(tmpl);
+        free(p->private_tmp);
+        p->private_tmp = NULL;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    p->n_allow_write++;
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void files_private_tmp_remove(drv_proc *p)
+{
+    if (!p->private_tmp)
+        return;
+    nftw(p->private_tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(p->private_tmp);
+    p->private_tmp = NULL;
 }

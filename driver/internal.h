@@ -30,6 +30,7 @@ typedef enum thr_wait {
     WAIT_SLEEP = 2,
     WAIT_PIPE = 3,               /* wait_addr = the pipe's id */
     WAIT_POLL = 4,               /* ppoll: any pipe's change, or the deadline */
+    WAIT_LOCK = 5,               /* a file lock held by another owner (locks.c) */
 } thr_wait;
 
 typedef struct thread thread;
@@ -70,6 +71,8 @@ struct thread {
     uint64_t instret_base;       /* ctx.instret when it was created (a clone inherits one) */
     char name[16];               /* prctl PR_SET_NAME (comm): NUL-terminated, a clone inherits it */
     int policy;                  /* SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; a clone inherits it */
+    int no_new_privs;            /* prctl PR_SET_NO_NEW_PRIVS; a clone inherits it */
+    int pdeathsig;               /* prctl PR_SET_PDEATHSIG; 0 in a clone, as in Linux */
     int polling;                 /* blocked in ppoll or pselect6: poll_deadline holds */
     uint64_t poll_deadline;      /* its deadline (UINT64_MAX: none), kept across restarts */
     /* Memory records of the current syscall, logged after its result. */
@@ -118,11 +121,15 @@ typedef struct sigaction_state {
 } sigaction_state;
 
 typedef struct syscall_row syscall_row;
+typedef struct lock_rec lock_rec;
 
 struct drv_proc {
     drv_config cfg;
     char **allow_write;          /* absolute paths, owned */
     size_t n_allow_write;
+    char *private_tmp;           /* --private-tmp: the host directory of the guest's /tmp, owned */
+    lock_rec *locks;             /* advisory file locks (locks.c), owned */
+    size_t nlocks, caplocks;
     loader_image img;
     char *exe_path;              /* absolute path of the program (/proc/self/exe) */
     rru_mem *mem;
@@ -357,8 +364,46 @@ file_obj *files_new(file_kind kind, int host_fd, int flags, int writable);
 void files_unref(drv_proc *p, file_obj *f);
 /* Threads blocked on pipe P are woken to run their call again. */
 void files_pipe_wake(drv_proc *p, pipe_buf *pb);
-/* 1 if the user allowed writes to host path PATH. */
-int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path);
+/* 1 if the user allowed writes to host path PATH (relative to host
+ * directory DIRFD_HOST); a final symbolic link is judged by its target if
+ * FOLLOW, else by where the link itself is. */
+int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int follow);
+/* With a private /tmp, rewrites guest path PATH (of SIZE bytes) naming
+ * /tmp or below into the host directory's path: 0, or -ENAMETOOLONG. */
+int64_t files_map_tmp(const drv_proc *p, char *path, size_t size);
+/* Creates the private /tmp (drv_config.private_tmp) and allows writes
+ * under it: 0, or -1 with a message in ERR. */
+int files_private_tmp(drv_proc *p, char *err, size_t errlen);
+/* Removes the private /tmp and all it holds. */
+void files_private_tmp_remove(drv_proc *p);
+/* 1 if the user allowed writes to the file host descriptor HOST_FD has
+ * open (by its path now). */
+int files_fd_write_allowed(const drv_proc *p, int host_fd);
+
+/* ---- advisory file locks (locks.c) ---- */
+
+enum { LOCKS_RD = 0, LOCKS_WR = 1, LOCKS_UN = 2 };          /* F_RDLCK, F_WRLCK, F_UNLCK */
+enum { LOCKS_GET = 0, LOCKS_SET = 1, LOCKS_SETW = 2 };      /* F_GETLK, F_SETLK, F_SETLKW */
+
+/* An fcntl lock request by the calling thread on F (OFD: owned by the
+ * description, else by the process) for bytes [START, START+LEN) (LEN 0:
+ * to the end, negative: before START), START absolute. LOCKS_GET fills
+ * the OUT_ values with the first conflicting lock (type LOCKS_UN: none;
+ * pid -1 for an OFD lock). 0, -errno (EAGAIN: a conflict under
+ * LOCKS_SET), or SC_BLOCKED (LOCKS_SETW: the thread waits and the call
+ * runs again). */
+int64_t locks_fcntl(drv_proc *p, file_obj *f, int ofd, int cmd, int type, int64_t start,
+                    int64_t len, uint64_t *out_start, uint64_t *out_len, int *out_type,
+                    int32_t *out_pid);
+/* flock(2) on F's description: TYPE LOCKS_RD (LOCK_SH), LOCKS_WR
+ * (LOCK_EX) or LOCKS_UN; 0, -EAGAIN (NONBLOCK), -errno or SC_BLOCKED. */
+int64_t locks_flock(drv_proc *p, file_obj *f, int type, int nonblock);
+/* A descriptor of F is being closed: the process's POSIX locks on its file go. */
+void locks_closing(drv_proc *p, const file_obj *f);
+/* Description F is gone (its last reference): its OFD and flock locks go. */
+void locks_released(drv_proc *p, const file_obj *f);
+/* Frees the lock table. */
+void locks_free(drv_proc *p);
 
 /* ---- signals (sys_signal.c) ---- */
 

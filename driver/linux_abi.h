@@ -18,7 +18,7 @@ enum {
     LX_EXDEV = 18, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_EFBIG = 27, LX_ENOSPC = 28,
     LX_ESPIPE = 29, LX_EROFS = 30, LX_EMLINK = 31, LX_EPIPE = 32, LX_ERANGE = 34,
-    LX_EDEADLK = 35, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ENOTEMPTY = 39,
+    LX_EDEADLK = 35, LX_ENAMETOOLONG = 36, LX_ENOLCK = 37, LX_ENOSYS = 38, LX_ENOTEMPTY = 39,
     LX_ELOOP = 40, LX_ENODATA = 61, LX_EOVERFLOW = 75, LX_ENOTSUP = 95,
     LX_ETIMEDOUT = 110,
     /* Kernel-internal: the system call is run again (pc back on its ecall)
@@ -26,6 +26,9 @@ enum {
     LX_ERESTARTSYS = 512,
 };
 #define LX_PIPE_BUF 4096u
+/* utimensat: tv_nsec values that mean "now" and "leave it". */
+#define LX_UTIME_NOW ((1ll << 30) - 1)
+#define LX_UTIME_OMIT ((1ll << 30) - 2)
 
 /* mmap, mprotect, madvise, mremap. */
 enum {

@@ -439,6 +439,10 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
                 goto nomem;
         }
     }
+    if (config->private_tmp && files_private_tmp(p, err, errlen) < 0) {
+        drv_proc_free(p);
+        return NULL;
+    }
     if (loader_open(program, &p->img, err, errlen) < 0) {
         drv_proc_free(p);
         return NULL;
@@ -709,7 +713,9 @@ void drv_proc_free(drv_proc *p)
     }
     free(p->threads);
     free(p->alive);
+    locks_free(p);   /* first: closing the files then wakes no (freed) thread */
     files_close_all(p);
+    files_private_tmp_remove(p);
     rru_machine_free(p->m);
     vm_free(p->vm);
     rru_mem_free(p->mem);

@@ -320,7 +320,8 @@ char *sched_deadlock_report(const drv_proc *p)
         else
             len += (size_t)snprintf(s + len, cap - len, "  thread %u: %s%s at pc 0x%" PRIx64 "%s\n",
                                     t->tid, info.name, t->wait == WAIT_PIPE   ? " (pipe)"
-                                    : t->wait == WAIT_POLL ? " (poll)" : "",
+                                    : t->wait == WAIT_POLL ? " (poll)"
+                                    : t->wait == WAIT_LOCK ? " (file lock)" : "",
                                     t->block_pc, where);
     }
     if (len > 0 && len < cap && s[len - 1] == '\n')

@@ -144,6 +144,11 @@ static int host_open_flags(int64_t fl)
 static int64_t guest_path(drv_proc *p, uint64_t addr, char *path, size_t size)
 {
     int64_t n = guest_read_str(p, addr, path, size);
+    if (n > 0) {
+        int64_t rc = files_map_tmp(p, path, size);
+        if (rc < 0)
+            return rc;
+    }
     return n == 0 ? -LX_ENOENT : n;
 }
 
@@ -162,11 +167,12 @@ static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
 static int readable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_WRONLY && (f->flags & LX_O_PATH) != LX_O_PATH; }
 static int writable(const file_obj *f) { return (f->flags & LX_O_ACCMODE) != LX_O_RDONLY && f->writable; }
 
-/* 0 if --allow-write covers a write to PATH (at host directory DIR), else
- * -EACCES, with the one-time hint. */
-static int64_t write_refused(drv_proc *p, int64_t dir, const char *path)
+/* 0 if --allow-write covers a write to PATH (at host directory DIR; a
+ * final symbolic link judged by its target if FOLLOW), else -EACCES, with
+ * the one-time hint. */
+static int64_t write_refused(drv_proc *p, int64_t dir, const char *path, int follow)
 {
-    if (files_write_allowed(p, (int)dir, path))
+    if (files_write_allowed(p, (int)dir, path, follow))
         return 0;
     proc_warn_once(p, WARN_WRITE_DENIED,
                    "the guest may not write '%s' (EACCES); allow it with --allow-write DIR", path);
@@ -175,8 +181,10 @@ static int64_t write_refused(drv_proc *p, int64_t dir, const char *path)
 
 /* A call that changes the file system at the guest's (DIRFD, path at
  * ADDR): the path read into PATH and the host directory descriptor, or
- * -errno (write_refused's EACCES among them). */
-static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path[PATH_MAX])
+ * -errno (write_refused's EACCES among them). FOLLOW: the call acts on
+ * what a final symbolic link leads to, not on the link. */
+static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path[PATH_MAX],
+                           int follow)
 {
     int64_t n = guest_path(p, addr, path, PATH_MAX);
     if (n < 0)
@@ -184,7 +192,7 @@ static int64_t changing_at(drv_proc *p, uint64_t dirfd, uint64_t addr, char path
     int64_t dir = host_at(p, dirfd, path);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    int64_t rc = write_refused(p, dir, path);
+    int64_t rc = write_refused(p, dir, path, follow);
     return rc < 0 ? rc : dir;
 }
 
@@ -192,7 +200,7 @@ int64_t sc_mkdirat(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
     char path[PATH_MAX];
-    int64_t dir = changing_at(p, a[0], a[1], path);
+    int64_t dir = changing_at(p, a[0], a[1], path, 0);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     return mkdirat((int)dir, path, (mode_t)(a[2] & ~p->umask & 07777)) < 0 ? -(int64_t)errno : 0;
@@ -205,7 +213,7 @@ int64_t sc_unlinkat(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[2] & ~removedir)
         return -LX_EINVAL;
     char path[PATH_MAX];
-    int64_t dir = changing_at(p, a[0], a[1], path);
+    int64_t dir = changing_at(p, a[0], a[1], path, 0);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     return unlinkat((int)dir, path, a[2] ? AT_REMOVEDIR : 0) < 0 ? -(int64_t)errno : 0;
@@ -218,10 +226,10 @@ int64_t sc_renameat2(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[4] & ~3ull || a[4] == 3)
         return -LX_EINVAL;
     char from[PATH_MAX], to[PATH_MAX];
-    int64_t d1 = changing_at(p, a[0], a[1], from);
+    int64_t d1 = changing_at(p, a[0], a[1], from, 0);
     if (d1 < 0 && d1 != AT_FDCWD)
         return d1;
-    int64_t d2 = changing_at(p, a[2], a[3], to);
+    int64_t d2 = changing_at(p, a[2], a[3], to, 0);
     if (d2 < 0 && d2 != AT_FDCWD)
         return d2;
     return renameat2((int)d1, from, (int)d2, to, (unsigned)a[4]) < 0 ? -(int64_t)errno : 0;
@@ -249,6 +257,188 @@ int64_t sc_fsync(drv_proc *p, thread *t, const uint64_t a[6])
     if (!f)
         return -LX_EBADF;
     return f->kind == FILE_HOST ? 0 : -LX_EINVAL;
+}
+
+/* truncate: as ftruncate, by path (a symbolic link followed). */
+int64_t sc_truncate(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if ((int64_t)a[1] < 0)
+        return -LX_EINVAL;
+    char path[PATH_MAX];
+    int64_t dir = changing_at(p, LX_AT_FDCWD, a[0], path, 1);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return truncate(path, (off_t)a[1]) < 0 ? -(int64_t)errno : 0;
+}
+
+/* The host file of guest descriptor FD that a call changes (fallocate,
+ * fchmod, futimens), or NULL with *RC = -errno: EBADF, or what NOT_HOST
+ * says for the standard streams and pipes. */
+static file_obj *changed_file(drv_proc *p, uint64_t fd, int64_t not_host, int64_t *rc)
+{
+    file_obj *f = files_get(p, (int64_t)(int32_t)fd);
+    *rc = !f ? -LX_EBADF : f->kind != FILE_HOST || f->proc ? not_host : 0;
+    return *rc ? NULL : f;
+}
+
+/* fallocate: mode 0 (allocate, extending the size) only; the other modes
+ * (keep size, punch or zero a range, collapse, insert) say EOPNOTSUPP, as
+ * a file system without them does. */
+int64_t sc_fallocate(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int64_t off = (int64_t)a[2], len = (int64_t)a[3], rc;
+    if (off < 0 || len <= 0)
+        return -LX_EINVAL;
+    file_obj *f = changed_file(p, a[0], -LX_ESPIPE, &rc);
+    if (!f)
+        return rc;
+    if (!writable(f))
+        return -LX_EBADF;
+    if (a[1] != 0)
+        return -LX_ENOTSUP;
+    return fallocate(f->host_fd, 0, (off_t)off, (off_t)len) < 0 ? -(int64_t)errno : 0;
+}
+
+/* sync_file_range: like fsync, nothing to wait for (every write reached
+ * the host when it returned); Linux's checks. */
+int64_t sc_sync_file_range(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    if (a[3] & ~7ull || (int64_t)a[1] < 0 || (int64_t)a[2] < 0)
+        return -LX_EINVAL;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    return f->kind == FILE_HOST ? 0 : -LX_ESPIPE;
+}
+
+/* fchmod: a host file under --allow-write (by its path now), else EPERM
+ * as for a file of another user; the standard streams belong to rnr
+ * (EPERM); a pipe's mode is kept nowhere (0). */
+int64_t sc_fchmod(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    if (f->kind == FILE_PIPE_R || f->kind == FILE_PIPE_W)
+        return 0;
+    if (f->kind != FILE_HOST || f->proc || !files_fd_write_allowed(p, f->host_fd))
+        return -LX_EPERM;
+    return fchmod(f->host_fd, (mode_t)(a[1] & 07777)) < 0 ? -(int64_t)errno : 0;
+}
+
+/* fchmodat (riscv64's has no flags): a symbolic link followed. */
+int64_t sc_fchmodat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    char path[PATH_MAX];
+    int64_t dir = changing_at(p, a[0], a[1], path, 1);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return fchmodat((int)dir, path, (mode_t)(a[2] & 07777), 0) < 0 ? -(int64_t)errno : 0;
+}
+
+/* utimensat, and futimens (path NULL: the descriptor DIRFD). The times
+ * are the guest's, or UTIME_NOW: the simulated CLOCK_REALTIME of the
+ * calling core (never the host's clock, so a run is repeatable). */
+int64_t sc_utimensat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    const uint64_t nofollow = 0x100, empty_path = 0x1000;   /* AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH */
+    if (a[3] & ~(nofollow | empty_path))
+        return -LX_EINVAL;
+    uint64_t now = DRV_EPOCH * DRV_HZ + sched_now(p, t);
+    struct timespec ts[2] = {{(time_t)(now / DRV_HZ), (long)(now % DRV_HZ)},
+                             {(time_t)(now / DRV_HZ), (long)(now % DRV_HZ)}};
+    if (a[2]) {
+        uint8_t b[32];
+        int64_t rc = guest_read(p, a[2], b, sizeof b);
+        if (rc < 0)
+            return rc;
+        for (int i = 0; i < 2; i++) {
+            int64_t sec = (int64_t)le64_get(b + 16 * i), nsec = (int64_t)le64_get(b + 16 * i + 8);
+            if (nsec == LX_UTIME_OMIT) {
+                ts[i].tv_nsec = UTIME_OMIT;
+            } else if (nsec != LX_UTIME_NOW) {
+                if (nsec < 0 || nsec >= 1000000000)
+                    return -LX_EINVAL;
+                ts[i].tv_sec = (time_t)sec;
+                ts[i].tv_nsec = (long)nsec;
+            }
+        }
+    }
+    char path[PATH_MAX] = "";
+    if (a[1] != 0) {
+        int64_t n = guest_read_str(p, a[1], path, sizeof path);
+        if (n > 0 && files_map_tmp(p, path, sizeof path) < 0)
+            return -LX_ENAMETOOLONG;
+        if (n < 0)
+            return n;
+        if (n == 0 && !(a[3] & empty_path))
+            return -LX_ENOENT;
+    }
+    if (!path[0]) {   /* futimens, or AT_EMPTY_PATH: the descriptor itself */
+        if ((int64_t)(int32_t)a[0] == LX_AT_FDCWD)
+            return -LX_EFAULT;
+        int64_t rc;
+        file_obj *f = changed_file(p, a[0], -LX_EPERM, &rc);
+        if (!f)
+            return rc;
+        if (!files_fd_write_allowed(p, f->host_fd))
+            return -LX_EPERM;
+        return futimens(f->host_fd, ts) < 0 ? -(int64_t)errno : 0;
+    }
+    int64_t dir = host_at(p, a[0], path);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    int64_t rc = write_refused(p, dir, path, !(a[3] & nofollow));
+    if (rc < 0)
+        return rc;
+    return utimensat((int)dir, path, ts, (a[3] & nofollow) ? AT_SYMLINK_NOFOLLOW : 0) < 0
+               ? -(int64_t)errno
+               : 0;
+}
+
+/* linkat: the new name is made, and the file it names becomes writable
+ * through it, so both names must lie under --allow-write (the old one by
+ * its target with AT_SYMLINK_FOLLOW). AT_EMPTY_PATH needs a capability
+ * the guest lacks (ENOENT, as Linux says without it). */
+int64_t sc_linkat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const uint64_t follow = 0x400, empty_path = 0x1000;
+    if (a[4] & ~(follow | empty_path))
+        return -LX_EINVAL;
+    if (a[4] & empty_path)
+        return -LX_ENOENT;
+    char from[PATH_MAX], to[PATH_MAX];
+    int64_t d1 = changing_at(p, a[0], a[1], from, (a[4] & follow) != 0);
+    if (d1 < 0 && d1 != AT_FDCWD)
+        return d1;
+    int64_t d2 = changing_at(p, a[2], a[3], to, 0);
+    if (d2 < 0 && d2 != AT_FDCWD)
+        return d2;
+    return linkat((int)d1, from, (int)d2, to, (a[4] & follow) ? AT_SYMLINK_FOLLOW : 0) < 0
+               ? -(int64_t)errno
+               : 0;
+}
+
+/* symlinkat: the link is made under --allow-write; its text may name
+ * anything (a write through it is judged by where it leads) and is kept
+ * as given (a private /tmp does not rewrite it). */
+int64_t sc_symlinkat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    char target[PATH_MAX], path[PATH_MAX];
+    int64_t n = guest_read_str(p, a[0], target, sizeof target);
+    if (n <= 0)
+        return n == 0 ? -LX_ENOENT : n;
+    int64_t dir = changing_at(p, a[1], a[2], path, 0);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    return symlinkat(target, (int)dir, path) < 0 ? -(int64_t)errno : 0;
 }
 
 /* Host descriptor HFD as the guest's lowest free descriptor (a /proc
@@ -326,7 +516,7 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t fl = (int64_t)a[2];
     int writes = (fl & LX_O_ACCMODE) != LX_O_RDONLY || (fl & (LX_O_CREAT | LX_O_TRUNC)) ||
                  (fl & LX_O_TMPFILE) == LX_O_TMPFILE;
-    if (writes && !sink_device(path) && write_refused(p, dir, path) < 0)
+    if (writes && !sink_device(path) && write_refused(p, dir, path, !(fl & LX_O_NOFOLLOW)) < 0)
         return -LX_EACCES;
     int hfd = openat((int)dir, path, host_open_flags(fl), (mode_t)(a[3] & ~p->umask & 07777));
     if (hfd < 0)
@@ -345,6 +535,7 @@ int64_t sc_close(drv_proc *p, thread *t, const uint64_t a[6])
     if (!f)
         return -LX_EBADF;
     p->fds[fd].file = NULL;
+    locks_closing(p, f);
     files_unref(p, f);
     return 0;
 }
@@ -957,6 +1148,8 @@ int64_t sc_newfstatat(drv_proc *p, thread *t, const uint64_t a[6])
         return -LX_EINVAL;
     char path[PATH_MAX];
     int64_t n = guest_read_str(p, a[1], path, sizeof path);
+    if (n > 0 && files_map_tmp(p, path, sizeof path) < 0)
+        return -LX_ENAMETOOLONG;
     if (n < 0)
         return n;
     int64_t gdir = (int64_t)(int32_t)a[0];
@@ -1098,7 +1291,7 @@ int64_t sc_faccessat(drv_proc *p, thread *t, const uint64_t a[6])
         return dir;
     if (faccessat((int)dir, path, (int)mode, 0) != 0)
         return -(int64_t)errno;
-    if ((mode & LX_W_OK) && !files_write_allowed(p, (int)dir, path))
+    if ((mode & LX_W_OK) && !files_write_allowed(p, (int)dir, path, 1))
         return -LX_EACCES;
     return 0;
 }
@@ -1127,7 +1320,11 @@ enum { LK_RD = 0, LK_WR = 1, LK_UN = 2 };
 enum { LK_F_OFD_GETLK = 36, LK_F_OFD_SETLK = 37, LK_F_OFD_SETLKW = 38 };
 #define LK_FLOCK_SIZE 32        /* l_type, l_whence (2 bytes each), l_start, l_len, l_pid */
 
-static int64_t fcntl_lock(drv_proc *p, const file_obj *f, int cmd, uint64_t addr)
+/* fcntl's lock commands (locks.c): the struct flock read, its range made
+ * absolute (SEEK_CUR: the host descriptor's offset, which is the
+ * guest's; SEEK_END: the host file's size), and F_GETLK's answer written
+ * back (result+mem: a replay takes it from the log). */
+static int64_t fcntl_lock(drv_proc *p, file_obj *f, int cmd, uint64_t addr)
 {
     uint8_t b[LK_FLOCK_SIZE];
     int64_t rc = guest_read(p, addr, b, sizeof b);
@@ -1139,25 +1336,58 @@ static int64_t fcntl_lock(drv_proc *p, const file_obj *f, int cmd, uint64_t addr
     int ofd = cmd >= LK_F_OFD_GETLK;
     if (type > LK_UN || whence > 2 || (ofd && pid != 0))
         return -LX_EINVAL;
-    if (cmd == LX_F_GETLK || cmd == LK_F_OFD_GETLK) {
-        if (type == LK_UN)
-            return -LX_EINVAL;
-        const uint8_t un[2] = {LK_UN, 0};   /* nothing else holds a lock */
+    int get = cmd == LX_F_GETLK || cmd == LK_F_OFD_GETLK;
+    if (get && type == LK_UN)
+        return -LX_EINVAL;
+    int mode = f->flags & LX_O_ACCMODE;
+    if (!get && ((type == LK_RD && mode == LX_O_WRONLY) || (type == LK_WR && mode == LX_O_RDONLY)))
+        return -LX_EBADF;
+    int64_t start = (int64_t)le64_get(b + 8), len = (int64_t)le64_get(b + 16), base = 0;
+    if (whence != 0 && f->kind == FILE_HOST) {
+        struct stat st;
+        if (whence == 1)
+            base = lseek(f->host_fd, 0, SEEK_CUR);
+        else
+            base = fstat(f->host_fd, &st) < 0 ? -1 : st.st_size;
+        if (base < 0)
+            return -(int64_t)errno;
+    }
+    if ((start > 0 && base > INT64_MAX - start) || base + start < 0)
+        return -LX_EINVAL;
+    int lcmd = get ? LOCKS_GET : (cmd == LX_F_SETLK || cmd == LK_F_OFD_SETLK) ? LOCKS_SET : LOCKS_SETW;
+    uint64_t out_start = 0, out_len = 0;
+    int out_type = LK_UN;
+    int32_t out_pid = 0;
+    rc = locks_fcntl(p, f, ofd, lcmd, type, base + start, len, &out_start, &out_len, &out_type,
+                     &out_pid);
+    if (rc < 0 || !get)
+        return rc;
+    if (out_type == LK_UN) {
+        const uint8_t un[2] = {LK_UN, 0};
         return guest_write(p, addr, un, sizeof un);
     }
-    int mode = f->flags & LX_O_ACCMODE;
-    if ((type == LK_RD && mode == LX_O_WRONLY) || (type == LK_WR && mode == LX_O_RDONLY))
-        return -LX_EBADF;
-    return 0;
+    memset(b, 0, sizeof b);
+    b[0] = (uint8_t)out_type;   /* l_whence SEEK_SET */
+    le64_put(b + 8, out_start);
+    le64_put(b + 16, out_len);
+    for (int i = 0; i < 4; i++)
+        b[24 + i] = (uint8_t)((uint32_t)out_pid >> (8 * i));
+    return guest_write(p, addr, b, sizeof b);
 }
 
 int64_t sc_flock(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    if (!files_get(p, (int64_t)(int32_t)a[0]))
+    file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
         return -LX_EBADF;
-    int op = (int)a[1] & ~4;   /* LOCK_NB */
-    return op == 1 || op == 2 || op == 8 ? 0 : -LX_EINVAL;   /* LOCK_SH, LOCK_EX, LOCK_UN */
+    int op = (int)a[1] & ~4, nonblock = ((int)a[1] & 4) != 0;   /* LOCK_NB */
+    switch (op) {
+    case 1: return locks_flock(p, f, LOCKS_RD, nonblock);   /* LOCK_SH */
+    case 2: return locks_flock(p, f, LOCKS_WR, nonblock);   /* LOCK_EX */
+    case 8: return locks_flock(p, f, LOCKS_UN, nonblock);   /* LOCK_UN */
+    default: return -LX_EINVAL;
+    }
 }
 
 /* posix_fadvise: advice only; checked as Linux checks it. */
@@ -1243,6 +1473,8 @@ int64_t sc_dup3(drv_proc *p, thread *t, const uint64_t a[6])
     file_obj *old = p->fds[newfd].file;
     f->refs++;
     p->fds[newfd].file = NULL;
+    if (old)
+        locks_closing(p, old);
     files_unref(p, old);
     p->fds[newfd].file = f;
     p->fds[newfd].cloexec = (a[2] & LX_O_CLOEXEC) != 0;

@@ -238,10 +238,33 @@ int64_t sc_getcpu(drv_proc *p, thread *t, const uint64_t a[6])
     return a[1] ? guest_write_u32(p, a[1], 0) : 0;
 }
 
-/* prctl: the thread's name (PR_SET_NAME 15, PR_GET_NAME 16); any other
- * option is one this kernel does not have (EINVAL). */
+/* prctl: the thread's name (PR_SET_NAME 15, PR_GET_NAME 16), its
+ * no_new_privs bit (PR_SET_NO_NEW_PRIVS 38, PR_GET_NO_NEW_PRIVS 39: kept
+ * and reported; nothing here gains privileges anyway) and its parent-death
+ * signal (PR_SET_PDEATHSIG 1, PR_GET_PDEATHSIG 2: kept and reported; the
+ * parent never dies first), with Linux's argument checks; any other
+ * option is one this kernel does not have (EINVAL). Per thread, so that
+ * replay, which runs them again, needs no order between threads. */
 int64_t sc_prctl(drv_proc *p, thread *t, const uint64_t a[6])
 {
+    switch (a[0]) {
+    case 1:
+        if (a[1] > LX_NSIG)
+            return -LX_EINVAL;
+        t->pdeathsig = (int)a[1];
+        return 0;
+    case 2:
+        return guest_write_u32(p, a[1], (uint32_t)t->pdeathsig);
+    case 38:
+        if (a[1] != 1 || a[2] || a[3] || a[4])
+            return -LX_EINVAL;
+        t->no_new_privs = 1;
+        return 0;
+    case 39:
+        return a[1] || a[2] || a[3] || a[4] ? -LX_EINVAL : t->no_new_privs;
+    default:
+        break;
+    }
     if (a[0] == 15) {   /* up to 15 bytes or the NUL, as strncpy_from_user */
         char name[16] = {0};
         for (size_t n = 0; n < sizeof name - 1; n++) {

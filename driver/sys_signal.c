@@ -520,15 +520,16 @@ static int64_t signal_mark(int sig, int code, int eintr)
 }
 
 /* Which calls Linux runs again after a handler with SA_RESTART (they end
- * with ERESTARTSYS): a futex wait with no timeout, and reads and writes of
- * pipes; the others (sleeps, polls, timed waits) end with EINTR. */
+ * with ERESTARTSYS): a futex wait with no timeout, reads and writes of
+ * pipes, and waits for file locks (fcntl, flock); the others (sleeps,
+ * polls, timed waits) end with EINTR. */
 static int restartable(uint32_t nr, const rru_ctx *c)
 {
     if (nr == 98) {
         int cmd = (int)c->x[11] & LX_FUTEX_CMD_MASK;
         return (cmd == LX_FUTEX_WAIT || cmd == LX_FUTEX_WAIT_BITSET) && c->x[13] == 0;
     }
-    return nr == 63 || nr == 64 || nr == 65 || nr == 66;
+    return nr == 63 || nr == 64 || nr == 65 || nr == 66 || nr == 25 || nr == 32;
 }
 
 /* Enters the handler of SIG on C: after the call ended with EINTR, or

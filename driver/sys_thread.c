@@ -39,6 +39,7 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
     c->sigmask = t->sigmask;
     memcpy(c->name, t->name, sizeof c->name);
     c->policy = t->policy;
+    c->no_new_privs = t->no_new_privs;
     if (flags & LX_CLONE_PARENT_SETTID)
         (void)guest_write_u32(p, ptid, c->tid);
     if (flags & LX_CLONE_CHILD_SETTID)

@@ -501,6 +501,75 @@ START_TEST(replay_needs_neither_the_program_path_nor_the_input_files)
 }
 END_TEST
 
+/* How many SYSCALL records of call NR in the input log at PATH say it
+ * blocked and ran again (-512, ERESTARTSYS). */
+static unsigned restarts_of(const char *path, uint64_t nr)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(path, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_input_record c;
+    unsigned n = 0;
+    while (rnr_reader_next_input(r, &c) == 1)
+        n += c.type == RNR_IN_SYSCALL && c.nr == nr && c.value == -512;
+    rnr_reader_close(r);
+    return n;
+}
+
+/* fsmut changes files from several threads under --allow-write and makes
+ * threads wait for OFD locks and flock held by others. Its recording holds
+ * those waits (fcntl and flock records of -512) and replays from every
+ * format with the directory gone: the replay takes every result from the
+ * input log, changes nothing on the host (the directory stays absent) and
+ * reproduces the output and final state. */
+START_TEST(replay_reproduces_file_changes_and_lock_waits_from_every_format)
+{
+    char *tmp = tu_tmpdir();
+    static const char *const seeds[] = {"1", "2"};
+    for (int s = 0; s < 2; s++) {
+        char *wdir = strdup(tu_path(tmp, "writable")), *dir = strdup(tu_path(tmp, seeds[s]));
+        ck_assert_int_eq(mkdir(wdir, 0755), 0);
+        tu_output rec;
+        tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "4", "--seed", seeds[s],
+                                      "--allow-write", wdir, "-o", dir, "--", guest("fsmut"), wdir,
+                                      "4", "6", NULL});
+        ck_assert_msg(rec.status == 0, "%s", rec.err);
+        ck_assert_msg(strstr(rec.out, "ofd counter 24 of 24, flock counter 24 of 24\n") != NULL, "%s",
+                      rec.out);
+        ck_assert_msg(strstr(rec.out, "flock waiter: 0, holder had let go: yes\n") != NULL, "%s",
+                      rec.out);
+        char log[4200];
+        snprintf(log, sizeof log, "%s/input.log", dir);
+        ck_assert_uint_gt(restarts_of(log, 25), 0);   /* fcntl F_OFD_SETLKW waited */
+        ck_assert_uint_gt(restarts_of(log, 32), 0);   /* flock waited */
+        tu_rmtree(wdir);
+        for (int f = 0; f < 4; f++) {
+            char what[64];
+            snprintf(what, sizeof what, "fsmut seed %s", seeds[s]);
+            replay_ok(dir, formats[f], f % 2 ? "3" : "2", &rec, what);
+        }
+        ck_assert_int_ne(access(wdir, F_OK), 0);
+        tu_output_free(&rec);
+        free(dir);
+        free(wdir);
+    }
+    /* Its scratch mode in a private /tmp (gone when the recording ends):
+     * the replay needs neither that directory nor the option. */
+    char *dir = strdup(tu_path(tmp, "scratch"));
+    tu_output rec;
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "2", "--private-tmp", "-o",
+                                  dir, "--", guest("fsmut"), "x", "scratch", NULL});
+    ck_assert_msg(rec.status == 0, "%s", rec.err);
+    ck_assert_msg(strstr(rec.out, "tmpfile read back 'scratch'\n") != NULL, "%s", rec.out);
+    for (int f = 0; f < 4; f++)
+        replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, "fsmut scratch");
+    tu_output_free(&rec);
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 /* Copies input log FROM to TO record by record, letting EI change each
  * record (or drop it: return 0). */
 typedef int (*edit_input_fn)(rnr_input_record *r, uint64_t index);
@@ -1084,6 +1153,8 @@ TU_SUITE(replay)
     tcase_add_test(tc, replay_reproduces_megabytes_of_output_from_several_threads);
     tcase_add_test(tc, replay_needs_neither_the_program_path_nor_the_input_files);
     tcase_add_test(tc, replay_reads_a_bundle_of_the_previous_log_version);
+    tc = tu_tcase(s, "files", 120);
+    tcase_add_test(tc, replay_reproduces_file_changes_and_lock_waits_from_every_format);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);

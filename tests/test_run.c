@@ -3,7 +3,9 @@
  * single-threaded ones, known-correct results for the threaded ones on
  * 1, 2, 8 and 16 cores, determinism, seeds that change the interleaving,
  * deadlock reports, bad programs and bad options. */
+#include <dirent.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -802,6 +804,16 @@ START_TEST(run_reports_a_deadlock_and_exits_promptly)
                   strstr(o.err, "thread 1001") && strstr(o.err, "futex") && strstr(o.err, "pc 0x"),
                   "%s", o.err);
     tu_output_free(&o);
+    /* A thread waiting for a file lock that its joiner holds. */
+    char *dir = tu_tmpdir();
+    tu_rnr(&o, (const char *[]){"run", "-n", "2", "--allow-write", dir, "--", guest("fsmut"), dir,
+                                "stuck", NULL});
+    ck_assert_int_eq(o.status, 124);
+    ck_assert_str_eq(o.out, "holding the lock\n");
+    ck_assert_msg(strstr(o.err, "thread 1001: fcntl (file lock) at pc 0x") != NULL, "%s", o.err);
+    tu_output_free(&o);
+    tu_rmtree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -957,6 +969,176 @@ START_TEST(run_writes_files_only_where_allowed)
 }
 END_TEST
 
+/* fsmut's threads replace a file by rename, truncate, allocate and sync
+ * it, count under OFD locks and flock, wait for locks held by another
+ * thread, and link, chmod, touch and remove files: the output (each
+ * call's result, the F_GETLK answers, the counters) is qemu-riscv64's,
+ * i.e. the host kernel's, on 1 and 4 cores, with no warning (landlock
+ * answers ENOSYS silently), and nothing is left in the directory. With
+ * locks that always succeed, the counters lose updates, F_GETLK reports
+ * nothing and the waiters do not wait. */
+START_TEST(run_matches_qemu_changing_files_and_locking_from_threads)
+{
+    char *dir = tu_tmpdir();
+    static const char *const cores[] = {"1", "4"};
+    for (int i = 0; i < 2; i++) {
+        const char *opts[] = {"-n", cores[i], "--allow-write", dir, NULL};
+        const char *args[] = {dir, "4", "8", NULL};
+        same_as_qemu(opts, guest("fsmut"), args);
+        tu_output o;
+        tu_rnr(&o, (const char *[]){"run", "-n", cores[i], "--allow-write", dir, "--", guest("fsmut"),
+                                    dir, "3", "5", NULL});
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        ck_assert_msg(strstr(o.out, "ofd counter 15 of 15, flock counter 15 of 15\n") != NULL, "%s",
+                      o.out);
+        ck_assert_msg(strstr(o.out, "ofd waiter: 0, holder had let go: yes\n") != NULL, "%s", o.out);
+        ck_assert_msg(strstr(o.out, "flock waiter: 0, holder had let go: yes\n") != NULL, "%s", o.out);
+        ck_assert_msg(o.err_len == 0, "warnings: %s", o.err);
+        tu_output_free(&o);
+        DIR *d = opendir(dir);
+        ck_assert_ptr_nonnull(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            ck_assert_msg(e->d_name[0] == '.', "left behind: %s", e->d_name);
+        closedir(d);
+    }
+    /* UTIME_NOW is the simulated CLOCK_REALTIME (from 1700000000 s), not
+     * the host's clock: the same in two runs. */
+    tu_output a, b;
+    const char *now[] = {"run", "--allow-write", dir, "--", guest("fsmut"), dir, "now", NULL};
+    tu_rnr(&a, now);
+    tu_rnr(&b, now);
+    ck_assert_msg(a.status == 0, "%s", a.err);
+    ck_assert_msg(strncmp(a.out, "mtime 1700000000.", 17) == 0, "%s", a.out);
+    ck_assert_str_eq(a.out, b.out);
+    tu_output_free(&a);
+    tu_output_free(&b);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Outside --allow-write every changing call fails (EACCES with the
+ * one-time hint; EPERM for the descriptor calls fchmod and futimens, as
+ * for another user's file) and the file keeps its bytes, mode, times and
+ * link count; nothing is created beside it. Also through a symbolic link
+ * in an allowed directory that leads out of it, and with a hard link,
+ * which would make the outside file writable from inside. */
+START_TEST(run_refuses_file_changes_outside_the_allowed_directories)
+{
+    char *dir = tu_tmpdir(), *other = tu_tmpdir();
+    char victim[4200], extra[4200];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    tu_write_file(victim, "keep me\n", 8);
+    ck_assert_int_eq(chmod(victim, 0644), 0);
+    struct timespec times[2] = {{1234567, 0}, {1234567, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, victim, times, 0), 0);
+    const char *want = "truncate: Permission denied\nfchmod: Operation not permitted\n"
+                       "fchmodat: Permission denied\nutimensat: Permission denied\n"
+                       "futimens: Operation not permitted\nlink: Permission denied\n"
+                       "symlink: Permission denied\nunlink: Permission denied\n"
+                       "rename: Permission denied\nmkdir: Permission denied\n"
+                       "fallocate on a read-only fd: Bad file descriptor\n";
+    for (int allow_other = 0; allow_other < 2; allow_other++) {
+        tu_output o;
+        if (allow_other)
+            tu_rnr(&o, (const char *[]){"run", "--allow-write", other, "--", guest("fsmut"), dir,
+                                        "refused", NULL});
+        else
+            tu_rnr(&o, (const char *[]){"run", "--", guest("fsmut"), dir, "refused", NULL});
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        ck_assert_str_eq(o.out, want);
+        ck_assert_msg(strstr(o.err, "--allow-write") != NULL, "%s", o.err);
+        ck_assert_msg(strchr(o.err, '\n') == o.err + o.err_len - 1, "more than one line: %s", o.err);
+        tu_output_free(&o);
+        struct stat st;
+        ck_assert_int_eq(stat(victim, &st), 0);
+        ck_assert_int_eq(st.st_size, 8);
+        ck_assert_int_eq(st.st_mode & 07777, 0644);
+        ck_assert_int_eq(st.st_mtim.tv_sec, 1234567);
+        ck_assert_int_eq(st.st_nlink, 1);
+        snprintf(extra, sizeof extra, "%s/other", dir);
+        ck_assert_int_ne(access(extra, F_OK), 0);
+    }
+    /* A link in the allowed directory to the victim: changes through it
+     * (truncate, chmod, times) are refused, a hard link to it too; the
+     * link itself may be removed. */
+    char link[4200], hard[4200];
+    snprintf(link, sizeof link, "%s/victim", other);
+    ck_assert_int_eq(symlink(victim, link), 0);
+    snprintf(hard, sizeof hard, "%s/hard", other);
+    const char *via[] = {"truncate", "chmod", "touch", "link", "unlink"};
+    const char *via_want[] = {"Permission denied", "Permission denied", "Permission denied",
+                              "Permission denied", "0"};
+    for (size_t i = 0; i < 5; i++) {
+        tu_output o;
+        tu_rnr(&o, (const char *[]){"run", "--allow-write", other, "--", guest("fsmut"), other,
+                                    "via", via[i], NULL});
+        ck_assert_msg(o.status == 0, "%s: %s", via[i], o.err);
+        char line[128];
+        snprintf(line, sizeof line, "%s: %s\n", via[i], via_want[i]);
+        ck_assert_str_eq(o.out, line);
+        tu_output_free(&o);
+    }
+    ck_assert_int_ne(access(link, F_OK), 0);   /* the link went */
+    ck_assert_int_ne(access(hard, F_OK), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(victim, &st), 0);
+    ck_assert_int_eq(st.st_size, 8);
+    ck_assert_int_eq(st.st_mode & 07777, 0644);
+    ck_assert_int_eq(st.st_mtim.tv_sec, 1234567);
+    ck_assert_int_eq(st.st_nlink, 1);
+    tu_rmtree(dir);
+    tu_rmtree(other);
+    free(dir);
+    free(other);
+}
+END_TEST
+
+/* With --private-tmp the guest's /tmp is a new empty directory under
+ * $TMPDIR: tmpfile and mkstemp work without --allow-write, the guest sees
+ * none of the host's /tmp (it starts empty), the host's /tmp gets none of
+ * its files, and the directory is gone at the end, with what the guest
+ * left in it. Without the option, tmpfile is refused. */
+START_TEST(run_private_tmp_is_a_scratch_directory_of_the_guests_own)
+{
+    char *base = tu_tmpdir();
+    ck_assert_int_eq(setenv("TMPDIR", base, 1), 0);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--private-tmp", "--", guest("fsmut"), "x", "scratch", NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_msg(strstr(o.out, "entries at the start 0\ntmpfile read back 'scratch'\n") != NULL,
+                  "%s", o.out);
+    ck_assert_msg(strstr(o.out, "entries 2\nmkdir /tmp/d 0\nrename into it 0\nstat 0 size 14\n"
+                                "unlink 0 rmdir 0\nentries at the end 1\n") != NULL, "%s", o.out);
+    const char *names = strstr(o.out, "mkstemp /tmp/");
+    ck_assert_ptr_nonnull(names);
+    char one[64] = "", two[64] = "";
+    ck_assert_int_eq(sscanf(names, "mkstemp %63s %63s", one, two), 2);
+    ck_assert_int_ne(access(two, F_OK), 0);   /* left in the guest's /tmp, not the host's */
+    ck_assert_msg(o.err_len == 0, "%s", o.err);
+    tu_output_free(&o);
+    DIR *d = opendir(base);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        ck_assert_msg(e->d_name[0] == '.', "left behind: %s", e->d_name);
+    closedir(d);
+    tu_rnr(&o, (const char *[]){"run", "--", guest("fsmut"), "x", "scratch", NULL});
+    ck_assert_int_eq(o.status, 1);
+    ck_assert_msg(strstr(o.out, "tmpfile: Permission denied\n") != NULL, "%s", o.out);
+    tu_output_free(&o);
+    /* A $TMPDIR where no directory can be made: one line, exit 2. */
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/missing", base);
+    ck_assert_int_eq(setenv("TMPDIR", bad, 1), 0);
+    one_line_exit_2((const char *[]){"run", "--private-tmp", "--", guest("fsmut"), "x", "scratch", NULL},
+                    "--private-tmp");
+    unsetenv("TMPDIR");
+    tu_rmtree(base);
+    free(base);
+}
+END_TEST
+
 START_TEST(run_input_log_holds_results_and_bytes_read)
 {
     char *dir = tu_tmpdir();
@@ -1044,5 +1226,9 @@ TU_SUITE(run)
     tcase_add_test(tc, run_reports_an_unknown_system_call_once);
     tcase_add_test(tc, run_writes_files_only_where_allowed);
     tcase_add_test(tc, run_input_log_holds_results_and_bytes_read);
+    tc = tu_tcase(s, "files", 60);
+    tcase_add_test(tc, run_matches_qemu_changing_files_and_locking_from_threads);
+    tcase_add_test(tc, run_refuses_file_changes_outside_the_allowed_directories);
+    tcase_add_test(tc, run_private_tmp_is_a_scratch_directory_of_the_guests_own);
     return s;
 }

@@ -46,6 +46,10 @@ int machine_opts_parse(machine_opts *o, const char *cmd, int argc, char **argv, 
 {
     const char *a = argv[*i];
     drv_config *cfg = o->cfg;
+    if (strcmp(a, "--private-tmp") == 0) {
+        cfg->private_tmp = 1;
+        return 1;
+    }
     static const char *const with_value[] = {MACHINE_OPTS_VALUED};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
