@@ -15,12 +15,20 @@
 
 typedef struct dbg dbg;
 
+/* Automatic checkpoints: every DBG_INTERVAL_DEFAULT instructions, at most
+ * DBG_KEEP_DEFAULT kept (docs/debugging.md has the measurements). */
+#define DBG_INTERVAL_DEFAULT 5000000u
+#define DBG_KEEP_DEFAULT 64u
+#define DBG_KEEP_MAX 500u
+
 typedef struct dbg_options {
     const char *dir;            /* the bundle */
     uint32_t kind;              /* its final log to replay (RNR_LOG_*) */
     const char *program;        /* NULL: the bundle's copy */
     FILE *out;                  /* the guest's stdout as recorded; NULL: none */
     const char *name;           /* for messages: "rnr replay" */
+    uint64_t checkpoint_interval; /* instructions between automatic checkpoints; 0: none */
+    unsigned checkpoints;       /* automatic checkpoints kept at most (older ones thinned) */
 } dbg_options;
 
 /* Opens the replay: NULL with one line in err (exit status 2). */
