@@ -128,6 +128,8 @@ typedef struct dbg_shared {
     unsigned next_id;
     ckpt ck[MAX_CKPTS];
     pending pend;
+    char ahead[1400];           /* end_ahead's verdict */
+    int ahead_done;
     int done, result;           /* the session's end, its dbg_serve status */
 } dbg_shared;
 
@@ -170,6 +172,7 @@ struct dbg {
     size_t nchunks, capchunks;
     saved_fd *files;
     size_t nfiles;
+    int no_checkpoints;         /* end_ahead's copy: takes none */
     jmp_buf top;                /* live_main: where a process born of a checkpoint starts */
     char out[2 * GDB_PKT_MAX + 8];
 };
@@ -425,7 +428,7 @@ static int next_chunk(dbg *d)
     char msg[RP_MSG_MAX];
     if (d->ended)
         return 0;
-    if (d->sh->interval) {
+    if (d->sh->interval && !d->no_checkpoints) {
         const ckpt *k = latest_ck(d, d->insns, 0);
         if (k && d->insns - k->at >= d->sh->interval)
             checkpoint(d, 0);
@@ -618,6 +621,47 @@ static void report_end(dbg *d)
     send_str(d, d->sh->stop_reply);
 }
 
+static void save_files(dbg *d);
+static void restore_files(dbg *d);
+static void run_to(dbg *d, uint64_t target);
+
+/* The replay stands before the log's last instruction (the exit of the
+ * process): a copy of it (fork) runs that instruction and the final
+ * checks, and the verdict is printed; the replay stops here rather than
+ * end, so that gdb can still go backwards ("replaylog:end"). Resuming
+ * from here ends the process. */
+static void end_ahead(dbg *d)
+{
+    dbg_shared *sh = d->sh;
+    disarm(d);
+    save_files(d);
+    fflush(NULL);
+    sh->ahead_done = 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        restore_files(d);
+        d->no_checkpoints = 1;
+        rp_exec_print_to(d->x, NULL);   /* the real end prints it, if it comes */
+        run_to(d, UINT64_MAX);
+        snprintf(sh->ahead, sizeof sh->ahead, "%s", d->verdict);
+        sh->ahead_done = 1;
+        _exit(0);
+    }
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    char line[1500];
+    if (pid < 0 || !sh->ahead_done)
+        snprintf(sh->ahead, sizeof sh->ahead, "the final checks could not run ahead (%s): "
+                 "continue to run them", pid < 0 ? strerror(errno) : "their process failed");
+    fprintf(stderr, "%s: %s\n", d->name, sh->ahead);
+    fflush(stderr);
+    snprintf(line, sizeof line, "rnr: %s; stopped before the process exits: the reverse "
+             "commands work from here, continue ends it\n", sh->ahead);
+    console(d, line);
+    stop(d, "T05replaylog:end;thread:%x;", d->cur.tid);
+}
+
 /* Resumes the replay: a step of thread STEP_TID (0: continue) until the
  * next stop, which is reported. When gdb lets only thread FOCUS move (it
  * steps it over a breakpoint, with a step or a temporary breakpoint, and
@@ -626,7 +670,7 @@ static void report_end(dbg *d)
 static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
 {
     int first = 1;
-    uint64_t polls = 0;
+    uint64_t polls = 0, last = rp_exec_instructions(d->x) - 1;
     for (;;) {
         if (!d->in_chunk && !next_chunk(d)) {
             report_end(d);
@@ -634,13 +678,17 @@ static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
         }
         uint32_t tid = d->cur.tid;
         d->stop_tid = tid;
+        if (d->insns == last && !first) {
+            end_ahead(d);
+            return;
+        }
         /* Nothing to look for but breakpoints: whole slices, as a plain
          * replay runs, with the breakpoints armed (not over the first
          * instruction when it stands on one: that one is stepped). */
         if (!step_tid && !d->sh->nwatches &&
             !(first && break_at(d, rp_exec_live(d->x, 0, NULL)->pc)) && arm(d) == 0) {
             first = 0;
-            run(d, SLICE);
+            run(d, d->insns < last && last - d->insns < SLICE ? last - d->insns : SLICE);
             if (d->hit) {
                 uint64_t pc = rp_exec_live(d->x, 0, NULL)->pc;
                 disarm(d);
@@ -1630,7 +1678,11 @@ static int accept_one(int listen_fd, pid_t watch, char *err, size_t errlen)
                 return -1;
             }
         }
-        if (watch > 0 && waitpid(watch, NULL, WNOHANG | WNOWAIT | __WALL) == watch) {
+        siginfo_t si;
+        si.si_pid = 0;
+        /* waitid: waitpid does not take WNOWAIT (the caller reaps gdb). */
+        if (watch > 0 && waitid(P_PID, (id_t)watch, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            si.si_pid == watch) {
             snprintf(err, errlen, "gdb ended without connecting");
             return -1;
         }
