@@ -128,6 +128,7 @@ typedef struct dbg_shared {
     unsigned next_id;
     ckpt ck[MAX_CKPTS];
     pending pend;
+    uint64_t restored_at;       /* the position of the checkpoint restore() woke */
     char ahead[1400];           /* end_ahead's verdict */
     int ahead_done;
     int done, result;           /* the session's end, its dbg_serve status */
@@ -934,6 +935,7 @@ static void restore(dbg *d, const ckpt *k)
     disarm(d);
     fflush(NULL);
     d->sh->quiet = 1;
+    d->sh->restored_at = w->at;
     w->cmd = CK_RESUME;
     sem_post(&w->sem);
     _exit(0);
@@ -1748,6 +1750,13 @@ static void live_main(dbg *d)
             snprintf(sh->stop_reply, sizeof sh->stop_reply, "W00");
         }
     } else {
+        /* A checkpoint is the state at its position: anything else would
+         * restore it again and again. */
+        if (d->insns != sh->restored_at) {
+            fprintf(stderr, "%s: internal error: checkpoint of instruction %" PRIu64 " restored "
+                    "at instruction %" PRIu64 "\n", d->name, sh->restored_at, d->insns);
+            abort();
+        }
         if (sh->quiet)
             rp_exec_print_to(d->x, NULL);
         continue_pending(d);
