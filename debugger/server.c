@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1644,10 +1645,14 @@ static void save_files(dbg *d)
         return;
     size_t cap = 0;
     struct dirent *e;
+    /* Above the limit: not the program's (valgrind keeps its own there). */
+    struct rlimit rl;
+    long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                 ? (long)rl.rlim_cur : 1L << 30;
     while ((e = readdir(dir))) {
         int fd = atoi(e->d_name);
         struct stat st;
-        if (fd <= 2 || fd == dirfd(dir) || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        if (fd <= 2 || fd >= limit || fd == dirfd(dir) || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
             continue;
         int fl = fcntl(fd, F_GETFL), fdf = fcntl(fd, F_GETFD);
         off_t off = lseek(fd, 0, SEEK_CUR);
@@ -1799,7 +1804,7 @@ static int supervise(dbg *d, pid_t group)
         }
     }
     prctl(PR_SET_CHILD_SUBREAPER, 0);
-    if (!d->sh->done)
+    if (!d->sh->done || broken)
         return 1;
     return d->sh->result;
 }
