@@ -1435,6 +1435,7 @@ static void monitor(dbg *d, const char *cmd)
         }
     } else if (IS("checkpoint") && !*arg) {
         uint64_t at = d->insns;
+        errno = 0;
         int id = checkpoint(d, 1);
         if (id < 0)
             snprintf(text, sizeof text, "no checkpoint taken: %s\n", errno ? strerror(errno)
