@@ -896,7 +896,8 @@ static void snapshot_wait(dbg *d, unsigned slot)
 }
 
 /* Takes a checkpoint where the replay stands (MANUAL: monitor checkpoint
- * or the start, never thinned). Its number, or -1 with the reason in WHY. */
+ * or the start, never thinned). Its number, or -1 (errno set when fork or
+ * sem_init failed; else the table is full). */
 static int checkpoint(dbg *d, int manual)
 {
     dbg_shared *sh = d->sh;
