@@ -497,6 +497,12 @@ START_TEST(gdb_checkpoint_restore_equals_forward_state)
     ck_assert_msg(listed >= 4 && listed <= 5, "%s: %lld checkpoints listed:\n%s", f, listed, o.err);
     expect(&o, "rnr: replay verified", f);
     expect(&o, "exited normally", f);
+    /* The guest's output printed once, whatever ran again (or was forked
+     * with it buffered). */
+    int printed = 0;
+    for (const char *q = o.out; (q = strstr(q, "racy: threads")); q++)
+        printed++;
+    ck_assert_msg(printed == 1, "%s: the guest's output printed %d times:\n%s", f, printed, o.out);
     free(fwd);
     free(back);
     free(rs);
