@@ -502,7 +502,7 @@ START_TEST(gdb_checkpoint_restore_equals_forward_state)
     int printed = 0;
     for (const char *q = o.out; (q = strstr(q, "racy: threads")); q++)
         printed++;
-    ck_assert_msg(printed == 1, "%s: the guest's output printed %d times:\n%s", f, printed, o.out);
+    ck_assert_msg(printed == 1, "%s: the guest's output printed %d times", f, printed);
     free(fwd);
     free(back);
     free(rs);
