@@ -131,6 +131,8 @@ typedef struct dbg_shared {
     pending pend;
     uint64_t restored_at;       /* the position of the checkpoint restore() woke */
     char ahead[1400];           /* end_ahead's verdict */
+    int ahead_watch;            /* ecall_writes_watched's answer */
+    uint64_t ahead_addr;
     int ahead_done;
     int done, result;           /* the session's end, its dbg_serve status */
 } dbg_shared;
@@ -575,6 +577,74 @@ static int watch_hit(dbg *d, uint64_t *report)
     return -1;
 }
 
+/* Is the live thread's next instruction an ECALL (a system call, whose
+ * writes to memory rru_insn_access does not describe)? */
+static int at_ecall(dbg *d)
+{
+    rru_ctx *c = rp_exec_live(d->x, 0, NULL);
+    uint8_t b[4];
+    return c && drv_proc_peek(rp_exec_proc(d->x), c->pc, b, 4) == 0 && b[0] == 0x73 && !b[1] &&
+           !b[2] && !b[3];
+}
+
+/* LEN bytes at ADDR as the guest sees them into BUF (unmapped: zeros). */
+static void peek_bytes(dbg *d, uint64_t addr, uint64_t len, uint8_t *buf)
+{
+    const drv_proc *p = rp_exec_proc(d->x);
+    if (drv_proc_peek(p, addr, buf, (size_t)len) == 0)
+        return;
+    for (uint64_t k = 0; k < len; k++)
+        if (drv_proc_peek(p, addr + k, buf + k, 1) < 0)
+            buf[k] = 0;
+}
+
+/* The bytes of the write and access watchpoints, one after another, into
+ * BUF (MAX_WATCHES * 4096 bytes at most). */
+static void watched_bytes(dbg *d, uint8_t *buf)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < d->sh->nwatches; i++) {
+        const watchpoint *w = &d->sh->watches[i];
+        if (w->type != 3) {
+            peek_bytes(d, w->addr, w->len, buf + n);
+            n += w->len;
+        }
+    }
+}
+
+/* The first write or access watchpoint whose bytes differ from BEFORE
+ * (watched_bytes), with the first changed byte's address; -1 if none. */
+static int watched_changed(dbg *d, const uint8_t *before, uint64_t *addr)
+{
+    uint8_t now[4096];
+    size_t n = 0;
+    for (unsigned i = 0; i < d->sh->nwatches; i++) {
+        const watchpoint *w = &d->sh->watches[i];
+        if (w->type == 3)
+            continue;
+        peek_bytes(d, w->addr, w->len, now);
+        for (uint64_t k = 0; k < w->len; k++)
+            if (now[k] != before[n + k]) {
+                *addr = w->addr + k;
+                return (int)i;
+            }
+        n += w->len;
+    }
+    return -1;
+}
+
+/* Runs the live thread's ECALL and says whether it changed watched bytes
+ * (the watchpoint's index, the address in *ADDR) or -1. */
+static int run_ecall_watched(dbg *d, uint64_t *addr)
+{
+    uint8_t *before = xcalloc(MAX_WATCHES, 4096);
+    watched_bytes(d, before);
+    run(d, 1);
+    int w = d->ended ? -1 : watched_changed(d, before, addr);
+    free(before);
+    return w;
+}
+
 /* Bytes from gdb while the replay runs: 1 if it asked for an interrupt. */
 static int interrupted(dbg *d)
 {
@@ -664,6 +734,35 @@ static void end_ahead(dbg *d)
     stop(d, "T05replaylog:end;thread:%x;", d->cur.tid);
 }
 
+/* Would the ECALL the live thread stands at change watched bytes? A copy
+ * of the replay (fork) runs it and tells: the watchpoint's index and the
+ * address, or -1. The replay stays before the ECALL, where a watchpoint is
+ * reported (gdb steps over the instruction, as over a store). */
+static int ecall_writes_watched(dbg *d, uint64_t *addr)
+{
+    dbg_shared *sh = d->sh;
+    disarm(d);
+    save_files(d);
+    fflush(NULL);
+    sh->ahead_watch = -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        restore_files(d);
+        d->no_checkpoints = 1;
+        rp_exec_print_to(d->x, NULL);
+        uint64_t a = 0;
+        int w = run_ecall_watched(d, &a);
+        sh->ahead_addr = a;
+        sh->ahead_watch = w;
+        _exit(0);
+    }
+    int st;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    *addr = sh->ahead_addr;
+    return pid > 0 ? sh->ahead_watch : -1;
+}
+
 /* Resumes the replay: a step of thread STEP_TID (0: continue) until the
  * next stop, which is reported. When gdb lets only thread FOCUS move (it
  * steps it over a breakpoint, with a step or a temporary breakpoint, and
@@ -728,6 +827,8 @@ static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
         }
         uint64_t waddr = 0;
         int w = d->sh->nwatches && look ? watch_hit(d, &waddr) : -1;
+        if (w < 0 && d->sh->nwatches && look && at_ecall(d))
+            w = ecall_writes_watched(d, &waddr);
         if (w >= 0) {
             unsigned t = d->sh->watches[w].type;
             stop(d, "T05%s:%" PRIx64 ";thread:%x;", t == 2 ? "watch" : t == 3 ? "rwatch" : "awatch",
@@ -997,6 +1098,30 @@ static scan_hit scan(dbg *d, uint64_t end, int what, uint32_t tid, uint64_t addr
         }
         uint64_t a = 0;
         int w = -1, hit = 0;
+        if (at_ecall(d)) {
+            /* A system call's writes: seen by comparing the bytes. */
+            uint64_t at = d->insns, pc = c->pc;
+            uint32_t t = d->cur.tid;
+            if (what == SCAN_STOPS) {
+                w = d->sh->nwatches ? run_ecall_watched(d, &a) : -1;
+                hit = w >= 0 || break_at(d, pc);
+            } else {
+                uint8_t before[4096], after[4096];
+                peek_bytes(d, addr, len, before);
+                run(d, 1);
+                if (!d->ended) {
+                    peek_bytes(d, addr, len, after);
+                    for (uint64_t k = 0; k < len && !hit; k++)
+                        if (before[k] != after[k]) {
+                            hit = 1;
+                            a = addr + k;
+                        }
+                }
+            }
+            if (hit && at < end)
+                h = (scan_hit){at, t, pc, a, w};
+            continue;
+        }
         if (what == SCAN_STOPS) {
             w = d->sh->nwatches ? watch_hit(d, &a) : -1;
             hit = w >= 0 || break_at(d, c->pc);

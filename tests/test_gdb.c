@@ -577,6 +577,63 @@ START_TEST(gdb_reverse_continue_from_the_end_stops_at_the_last_write)
 }
 END_TEST
 
+
+START_TEST(gdb_watchpoint_sees_a_system_calls_write)
+{
+    if (!have_gdb())
+        return;
+    /* pipes: main reads what a writer thread sends into a stack buffer.
+     * A watchpoint on its first byte stops right after the read's ecall
+     * (forward), and going back from the second read stops at the ecall
+     * of that read, where who-wrote (asked there) says. */
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "p"));
+    static const char *const ropts[] = {"-n", "2", "--backend", NULL};
+    static const char *const rargs[] = {"20", NULL};
+    tu_output r;
+    tu_record(&r, dir, "pipes", ropts, rargs);
+    ck_assert_msg(r.status == 0, "record: %d %s", r.status, r.err);
+    tu_output_free(&r);
+    static const char *const cmds[] = {
+        "break pipes.c:50", "continue", "set $a = &buf[0]", "watch -l buf[0]", "continue",
+        "echo @first\n", "x/i $pc-4", "echo @x\n", "continue", "echo @second\n", "x/i $pc-4",
+        "eval \"monitor who-wrote %p 1\", $a", "echo @y\n", "reverse-continue", "echo @back\n",
+        "x/i $pc", "echo @z\n", "monitor when", "delete", "continue", NULL};
+    static const char *const opts[] = {"--checkpoint-interval", "100000", NULL};
+    tu_output o;
+    debug_with(dir, "stitched", opts, cmds, &o);
+    char *first = section(o.out, "first"), *second = section(o.out, "second"),
+         *back = section(o.out, "back");
+    ck_assert_msg(strstr(first, "ecall") && strstr(second, "ecall") && strstr(back, "ecall"),
+                  "not at the read's ecall:\n%s\n%s", o.out, o.err);
+    /* The second read's write, undone backwards. */
+    long long old2, new2;
+    const char *sv = strstr(o.out, "@x\n");
+    const char *ov = sv ? strstr(sv, "Old value = ") : NULL, *nv = sv ? strstr(sv, "New value = ") : NULL;
+    old2 = ov ? strtoll(ov + 12, NULL, 10) : -1;
+    new2 = nv ? strtoll(nv + 12, NULL, 10) : -1;
+    const char *bv = strstr(o.out, "@y\n");
+    const char *bo = bv ? strstr(bv, "Old value = ") : NULL, *bn = bv ? strstr(bv, "New value = ") : NULL;
+    ck_assert_msg(ov && nv && bo && bn && old2 != new2 && strtoll(bo + 12, NULL, 10) == new2 &&
+                  strtoll(bn + 12, NULL, 10) == old2, "values:\n%s", o.out);
+    const char *w = strstr(o.err, "was last written before instruction");
+    long long who = w ? number_after(w, ", instruction ", 0) : -1;
+    long long when = number_after(o.err, "\ninstruction ", 0);
+    if (when < 0 && strncmp(o.err, "instruction ", 12) == 0)
+        when = strtoll(o.err + 12, NULL, 10);
+    ck_assert_msg(who > 0 && who == when, "who-wrote says %lld, the reverse stop is at %lld:\n%s", who,
+                  when, o.err);
+    expect(&o, "rnr: replay verified", "stitched");
+    free(first);
+    free(second);
+    free(back);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
 START_TEST(gdb_monitor_diverge_is_refused_and_help_lists_the_commands)
 {
     if (!have_gdb())
@@ -851,6 +908,7 @@ TU_SUITE(gdb)
     tcase_add_loop_test(tc, gdb_checkpoint_restore_equals_forward_state, 1, 3);
     tcase_add_loop_test(tc, gdb_goto_chunk_stands_at_the_chunks_first_instruction, 0, 2);
     tcase_add_loop_test(tc, gdb_reverse_continue_from_the_end_stops_at_the_last_write, 1, 2);
+    tcase_add_test(tc, gdb_watchpoint_sees_a_system_calls_write);
     tcase_add_test(tc, gdb_monitor_diverge_is_refused_and_help_lists_the_commands);
     tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
     tcase_add_test(tc, gdb_server_survives_a_vanished_client);
