@@ -1251,7 +1251,7 @@ static void reply(dbg *d)
         d->stop_tid = p->stop_tid;
         if (h->at == UINT64_MAX)
             snprintf(text, sizeof text, "no instruction wrote 0x%" PRIx64 " (%" PRIu64 " byte%s) "
-                     "before instruction %" PRIu64 " (system calls' writes are not seen)\n",
+                     "before instruction %" PRIu64 "\n",
                      p->addr, p->len, p->len == 1 ? "" : "s", p->now);
         else
             snprintf(text, sizeof text, "0x%" PRIx64 " (%" PRIu64 " byte%s) was last written "
