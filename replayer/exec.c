@@ -481,6 +481,8 @@ rru_ctx *rp_exec_thread(rp_exec *x, uint32_t tid)
                                                                       : NULL;
 }
 
+void rp_exec_print_to(rp_exec *x, FILE *out) { x->print = out; }
+
 rru_mem *rp_exec_mem(rp_exec *x) { return drv_replay_mem(x->p); }
 struct drv_proc *rp_exec_proc(rp_exec *x) { return x->p; }
 

@@ -68,6 +68,9 @@ uint64_t rp_exec_live_instret(const rp_exec *x, unsigned w);
  * NULL for a thread not created yet or ended. Not to be changed. */
 rru_ctx *rp_exec_thread(rp_exec *x, uint32_t tid);
 rru_mem *rp_exec_mem(rp_exec *x);
+/* From now on the guest's output goes to OUT (NULL: nowhere); it is still
+ * compared with the recording's. */
+void rp_exec_print_to(rp_exec *x, FILE *out);
 struct drv_proc *rp_exec_proc(rp_exec *x);
 
 /* After the last chunk: 0 if stdout bytes, exit status, per-thread

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rru/alloc.h"
 
@@ -16,6 +17,10 @@ struct rp_serial {
     uint64_t *lane_index;   /* [lane] chunks read */
     uint64_t *sent;         /* [from * lanes + to] tokens sent */
     uint64_t *awaited;      /* [from * lanes + to] PTV entries read */
+    uint64_t **sent_by;     /* [from * lanes + to][k]: the sender's lane index of token k */
+    uint64_t *sent_cap;
+    rp_pred preds[16];      /* the last chunk's predecessors */
+    size_t npreds;
 };
 
 rp_serial *rp_serial_new(rnr_reader *r, char *err, size_t errlen)
@@ -35,6 +40,8 @@ rp_serial *rp_serial_new(rnr_reader *r, char *err, size_t errlen)
     s->lane_index = xcalloc(s->lanes, sizeof *s->lane_index);
     s->sent = xcalloc((size_t)s->lanes * s->lanes, sizeof *s->sent);
     s->awaited = xcalloc((size_t)s->lanes * s->lanes, sizeof *s->awaited);
+    s->sent_by = xcalloc((size_t)s->lanes * s->lanes, sizeof *s->sent_by);
+    s->sent_cap = xcalloc((size_t)s->lanes * s->lanes, sizeof *s->sent_cap);
     return s;
 }
 
@@ -45,6 +52,10 @@ void rp_serial_free(rp_serial *s)
     free(s->lane_index);
     free(s->sent);
     free(s->awaited);
+    for (size_t i = 0; i < (size_t)s->lanes * s->lanes; i++)
+        free(s->sent_by[i]);
+    free(s->sent_by);
+    free(s->sent_cap);
     free(s);
 }
 
@@ -59,6 +70,7 @@ int rp_serial_next(rp_serial *s, rp_chunk *c, char *err, size_t errlen)
     if (rc == 0)
         return 0;
     uint32_t lane = s->tokens ? f.cpu : 0;
+    s->npreds = 0;
     if (lane >= s->lanes) {
         snprintf(err, errlen, "%s: chunk %" PRIu64 " is on cpu %u of a %u-cpu log",
                  rnr_reader_name(s->r), s->seq, f.cpu, s->lanes);
@@ -79,15 +91,37 @@ int rp_serial_next(rp_serial *s, rp_chunk *c, char *err, size_t errlen)
                      rnr_reader_name(s->r), s->seq, f.cpu, p);
             return -1;
         }
+        if (*a && s->npreds + 1 < sizeof s->preds / sizeof s->preds[0])
+            s->preds[1 + s->npreds++] = (rp_pred){p, s->sent_by[(size_t)p * s->lanes + lane][*a - 1]};
     }
     for (uint32_t i = 0; s->tokens && i < f.nstv; i++)
-        if (f.stv[i] < s->lanes)
-            s->sent[(size_t)lane * s->lanes + f.stv[i]]++;
+        if (f.stv[i] < s->lanes) {
+            size_t k = (size_t)lane * s->lanes + f.stv[i];
+            if (s->sent[k] == s->sent_cap[k]) {
+                s->sent_cap[k] = s->sent_cap[k] ? 2 * s->sent_cap[k] : 16;
+                s->sent_by[k] = xrealloc(s->sent_by[k], s->sent_cap[k] * sizeof *s->sent_by[k]);
+            }
+            s->sent_by[k][s->sent[k]++] = s->lane_index[lane];
+        }
     c->seq = s->seq++;
     c->cpu = s->tokens ? f.cpu : 0;
     c->tid = f.tid;
     c->cs = f.cs;
     c->lane_index = s->tokens ? s->lane_index[lane] : c->seq;
+    /* The lane's previous chunk first (slot 0), then the token senders. */
+    if (s->lane_index[lane]) {
+        s->preds[0] = (rp_pred){c->cpu, s->lane_index[lane] - 1};
+        s->npreds++;
+    } else if (s->npreds) {
+        memmove(s->preds, s->preds + 1, s->npreds * sizeof s->preds[0]);
+    }
     s->lane_index[lane]++;
     return 1;
+}
+
+size_t rp_serial_preds(const rp_serial *s, rp_pred *out, size_t max)
+{
+    size_t n = s->npreds < max ? s->npreds : max;
+    memcpy(out, s->preds, n * sizeof *out);
+    return n;
 }

@@ -16,6 +16,13 @@
 
 typedef struct rp_serial rp_serial;
 
+/* A chunk's predecessor in the log's DAG: chunk LANE_INDEX of CPU's lane
+ * (Serial, StSerial: of the one lane, the log's previous chunk). */
+typedef struct rp_pred {
+    uint32_t cpu;
+    uint64_t lane_index;
+} rp_pred;
+
 /* Reads R (stays the caller's; read to the end at most). NULL with a
  * message if R is not a final log. Free with rp_serial_free. */
 rp_serial *rp_serial_new(rnr_reader *r, char *err, size_t errlen);
@@ -23,5 +30,10 @@ void rp_serial_free(rp_serial *s);
 /* The next chunk: 1 (in *C), 0 at the end of the log, -1 with a message (a
  * damaged log: RP_BAD_LOG; a chunk before its tokens' senders). */
 int rp_serial_next(rp_serial *s, rp_chunk *c, char *err, size_t errlen);
+
+/* The predecessors of the chunk rp_serial_next returned last: the previous
+ * chunk of its lane, then the sender of each token it awaits (its PTV
+ * entries). At most MAX in OUT; returns how many. */
+size_t rp_serial_preds(const rp_serial *s, rp_pred *out, size_t max);
 
 #endif

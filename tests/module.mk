@@ -105,3 +105,10 @@ BENCH_TARGETS += bench-formats
 .PHONY: bench-formats
 bench-formats: $(BUILD)/bench/bench_formats
 	$(BUILD)/bench/bench_formats $(BUILD)/bench/formats.log
+
+# The gdb server's speed and the checkpoints' memory (tools/bench-debug,
+# docs/debugging.md).
+BENCH_TARGETS += bench-debug
+.PHONY: bench-debug
+bench-debug: $(RNR) $(GUEST_BINS)
+	tools/bench-debug $(abspath $(RNR)) $(abspath $(GUEST_DIR)) $(BUILD)/bench

@@ -71,11 +71,13 @@ static void run_rnr(const char *const *argv, tu_output *o)
     char outp[4096], errp[4096];
     snprintf(outp, sizeof outp, "%s/out", tmp);
     snprintf(errp, sizeof errp, "%s/err", tmp);
-    const char *av[64];
+    const char *av[128];
     size_t n = 0;
     av[n++] = tu_rnr_bin();
-    for (size_t i = 0; argv[i] && n < 63; i++)
+    for (size_t i = 0; argv[i]; i++) {
+        ck_assert_msg(n < 127, "too many arguments for rnr");
         av[n++] = argv[i];
+    }
     av[n] = NULL;
     pid_t pid = fork();
     ck_assert(pid >= 0);
@@ -103,17 +105,31 @@ static void run_rnr(const char *const *argv, tu_output *o)
     free(tmp);
 }
 
-/* rnr debug --format F DIR -- -batch -nx -ex CMD... (CMDS NULL-terminated). */
-static void debug(const char *dir, const char *format, const char *const *cmds, tu_output *o)
+/* rnr debug --format F [OPTS...] DIR -- -batch -nx -ex CMD... (OPTS and
+ * CMDS NULL-terminated; OPTS may be NULL). */
+static void debug_with(const char *dir, const char *format, const char *const *opts,
+                       const char *const *cmds, tu_output *o)
 {
-    const char *av[64] = {"debug", "--format", format, dir, "--", "-batch", "-nx"};
-    size_t n = 7;
-    for (size_t i = 0; cmds[i] && n < 60; i++) {
+    const char *av[80] = {"debug", "--format", format};
+    size_t n = 3;
+    for (size_t i = 0; opts && opts[i] && n < 10; i++)
+        av[n++] = opts[i];
+    av[n++] = dir;
+    av[n++] = "--";
+    av[n++] = "-batch";
+    av[n++] = "-nx";
+    for (size_t i = 0; cmds[i]; i++) {
+        ck_assert_msg(n < 76, "too many gdb commands");
         av[n++] = "-ex";
         av[n++] = cmds[i];
     }
     av[n] = NULL;
     run_rnr(av, o);
+}
+
+static void debug(const char *dir, const char *format, const char *const *cmds, tu_output *o)
+{
+    debug_with(dir, format, NULL, cmds, o);
 }
 
 /* gdb prints the target's console output (monitor, the replay's verdict)
@@ -207,11 +223,16 @@ START_TEST(gdb_continue_to_the_end_verifies_the_replay)
     /* Reading state on the way (registers, memory, threads) changes
      * nothing the final checks compare. */
     static const char *const cmds[] = {"break worker", "continue", "info registers", "x/64xg $sp",
-                                       "info threads", "delete", "continue", NULL};
+                                       "info threads", "delete", "continue", "echo @stop\n",
+                                       "continue", NULL};
     tu_output o;
     debug(dir, f, cmds, &o);
     expect(&o, "rnr: replay verified", f);
-    expect(&o, "exited normally", f);
+    /* The first continue stops before the process exits (so that gdb can
+     * go back from there), the second one ends it. */
+    const char *mark = strstr(o.out, "@stop\n"), *hist = strstr(o.out, "No more reverse-execution history"),
+               *exited = strstr(o.out, "exited normally");
+    ck_assert_msg(mark && hist && hist < mark && exited > mark, "%s: %s\n%s", f, o.out, o.err);
     expect(&o, "racy: threads 3 counter", f);  /* the guest's stdout, as recorded */
     ck_assert_msg(strstr(o.err, "rnr debug: replay verified") != NULL, "%s: %s", f, o.err);
     ck_assert_msg(o.status == 0, "%s: exit %d", f, o.status);
@@ -281,8 +302,11 @@ START_TEST(gdb_reverse_stepi_lands_where_a_forward_replay_stopped)
         "break worker", "continue", "stepi 2", "monitor when", "echo @fwd\n", "info registers",
         "echo @x\n", "stepi 120", "monitor when", "reverse-stepi 120", "echo @back\n",
         "info registers", "echo @y\n", "monitor when", NULL};
+    /* Checkpoints every 50 instructions (at chunk boundaries): going back
+     * restores them, several times. */
+    static const char *const opts[] = {"--checkpoint-interval", "50", NULL};
     tu_output o;
-    debug(dir, f, cmds, &o);
+    debug_with(dir, f, opts, cmds, &o);
     char *fwd = section(o.out, "fwd"), *back = section(o.out, "back");
     ck_assert_msg(strstr(fwd, "pc ") && strstr(fwd, "a5 "), "%s: %s\n%s", f, o.out, o.err);
     ck_assert_msg(strcmp(fwd, back) == 0, "%s: forward:\n%s\nback:\n%s", f, fwd, back);
@@ -360,6 +384,268 @@ START_TEST(gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit)
     ck_assert_msg(at[0] > 0 && at[1] > at[0] && at[2] == at[0] && at[3] == at[1],
                   "%s: hits at %lld, %lld, back at %lld, forward at %lld:\n%s", f, at[0], at[1],
                   at[2], at[3], o.err);
+    tu_output_free(&o);
+}
+END_TEST
+
+
+/* The value of register NAME in gdb's "info registers" text S, or -1. */
+static long long reg_value(const char *s, const char *name)
+{
+    char key[32];
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *p = strstr(s, key);
+    if (!p && strncmp(s, key + 1, strlen(key + 1)) == 0)
+        p = s - 1;
+    return p ? strtoll(p + strlen(key), NULL, 0) : -1;
+}
+
+START_TEST(gdb_reverse_stepi_across_a_system_call_lands_where_a_forward_replay_stopped)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* glibc's __brk: mv, li a7,214, then the ecall; 3 more cross the
+     * call (its result in a0), 3 back must give the registers a forward
+     * replay had before it. */
+    static const char *const cmds[] = {
+        "break *__brk", "continue", "stepi 2", "echo @fwd\n", "info registers", "echo @ecall\n",
+        "x/i $pc", "echo @y\n", "stepi 3", "echo @mid\n", "info registers", "echo @z\n",
+        "reverse-stepi 3", "echo @back\n", "info registers", "echo @w\n", NULL};
+    static const char *const opts[] = {"--checkpoint-interval", "200", NULL};
+    tu_output o;
+    debug_with(dir, f, opts, cmds, &o);
+    char *fwd = section(o.out, "fwd"), *back = section(o.out, "back"), *mid = section(o.out, "mid"),
+         *ecall = section(o.out, "ecall");
+    ck_assert_msg(strstr(ecall, "ecall"), "%s: not at the system call:\n%s\n%s", f, o.out, o.err);
+    ck_assert_msg(reg_value(fwd, "a7") == 214 && reg_value(mid, "a0") != reg_value(fwd, "a0"),
+                  "%s: the write's result not seen:\n%s\n%s", f, fwd, mid);
+    ck_assert_msg(strcmp(fwd, back) == 0, "%s: forward:\n%s\nback:\n%s", f, fwd, back);
+    free(fwd);
+    free(back);
+    free(mid);
+    free(ecall);
+    tu_output_free(&o);
+}
+END_TEST
+
+/* The number after KEY in S (the last occurrence when LAST), or -1. */
+static long long number_after(const char *s, const char *key, int last)
+{
+    const char *p = strstr(s, key), *q;
+    while (last && p && (q = strstr(p + 1, key)))
+        p = q;
+    return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+START_TEST(gdb_checkpoint_restore_equals_forward_state)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* A point K in a worker, reached forward: registers and the stack.
+     * Then on to the end (past many checkpoints, thinned to 3) and back to
+     * K with monitor goto, and to the manual checkpoint taken at K with
+     * monitor restart: the same state each time, and the replay still
+     * verified at its end. */
+    static const char *const cmds[] = {
+        "break racy.c:19 if v == 150", "continue", "monitor checkpoint", "echo @fwd\n",
+        "info registers", "x/16xg $sp", "print counter", "echo @x\n", "monitor when", "delete",
+        "continue", "monitor checkpoints", "eval \"monitor goto %lld\", $k",
+        "maint flush register-cache", "echo @goto\n", "info registers", "x/16xg $sp",
+        "print counter", "echo @y\n", "eval \"monitor restart %d\", $ck", "maint flush register-cache",
+        "echo @restart\n", "info registers", "x/16xg $sp", "print counter", "echo @z\n",
+        "continue", "continue", NULL};
+    static const char *const opts[] = {"--checkpoint-interval", "1000", "--checkpoints", "3", NULL};
+    /* gdb cannot read the monitor's answers into variables: a first run
+     * finds K and the checkpoint's number, a second one uses them. */
+    tu_output o0;
+    static const char *const probe[] = {"break racy.c:19 if v == 150", "continue",
+                                        "monitor checkpoint", "monitor when", NULL};
+    debug_with(dir, f, opts, probe, &o0);
+    long long k = number_after(o0.err, "\ninstruction ", 0);
+    long long ck = number_after(o0.err, "checkpoint ", 0);
+    ck_assert_msg(k > 0 && ck > 0, "%s: %s\n%s", f, o0.out, o0.err);
+    tu_output_free(&o0);
+    char setk[64], setck[64];
+    snprintf(setk, sizeof setk, "set $k = %lld", k);
+    snprintf(setck, sizeof setck, "set $ck = %lld", ck);
+    const char *all[64] = {setk, setck};
+    size_t n = 2;
+    for (size_t i = 0; cmds[i]; i++)
+        all[n++] = cmds[i];
+    all[n] = NULL;
+    tu_output o;
+    debug_with(dir, f, opts, all, &o);
+    char *fwd = section(o.out, "fwd"), *back = section(o.out, "goto"), *rs = section(o.out, "restart");
+    ck_assert_msg(strstr(fwd, "pc ") && strstr(fwd, "$1 = "), "%s: %s\n%s", f, o.out, o.err);
+    /* gdb numbers its values: drop "$N = " before comparing. */
+    char *p;
+    while ((p = strstr(back, "$2 = ")))
+        p[1] = '1';
+    while ((p = strstr(rs, "$3 = ")))
+        p[1] = '1';
+    ck_assert_msg(strcmp(fwd, back) == 0, "%s: forward:\n%s\nmonitor goto:\n%s", f, fwd, back);
+    ck_assert_msg(strcmp(fwd, rs) == 0, "%s: forward:\n%s\nmonitor restart:\n%s", f, fwd, rs);
+    /* Thinned: the start, the manual one and at most 3 automatic ones, of
+     * the dozens taken. */
+    long long listed;
+    const char *l = strstr(o.err, " checkpoints (every 1000 instructions");
+    while (l && l > o.err && l[-1] != '\n')
+        l--;
+    listed = l ? strtoll(l, NULL, 10) : -1;
+    ck_assert_msg(listed >= 4 && listed <= 5, "%s: %lld checkpoints listed:\n%s", f, listed, o.err);
+    expect(&o, "rnr: replay verified", f);
+    expect(&o, "exited normally", f);
+    /* The guest's output printed once, whatever ran again (or was forked
+     * with it buffered). */
+    int printed = 0;
+    for (const char *q = o.out; (q = strstr(q, "racy: threads")); q++)
+        printed++;
+    ck_assert_msg(printed == 1, "%s: the guest's output printed %d times", f, printed);
+    free(fwd);
+    free(back);
+    free(rs);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_goto_chunk_stands_at_the_chunks_first_instruction)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* monitor chunks names the chunk in progress at a breakpoint ("> ")
+     * with its first instruction; after going on to the end, goto-chunk
+     * of it stands there, none of it done. */
+    static const char *const probe[] = {"break worker", "continue", "continue", "monitor chunks",
+                                        NULL};
+    tu_output o0;
+    debug(dir, f, probe, &o0);
+    const char *cur = strstr(o0.err, "\n> ");
+    ck_assert_msg(cur != NULL, "%s: no chunk in progress listed:\n%s", f, o0.err);
+    unsigned long long seq, idx, cs, first;
+    unsigned cpu, tid;
+    ck_assert_msg(sscanf(cur, "\n> %llu %u:%llu %u %llu %llu", &seq, &cpu, &idx, &tid, &cs,
+                         &first) == 6, "%s: %s", f, cur);
+    /* Its lane's previous chunk is its first predecessor. */
+    char pred[64];
+    snprintf(pred, sizeof pred, "%llu  %u:%llu", first, cpu, idx - 1);
+    ck_assert_msg(idx == 0 || strstr(cur, pred) != NULL, "%s: '%s' not in\n%s", f, pred, cur);
+    tu_output_free(&o0);
+    char go[64], want[128];
+    snprintf(go, sizeof go, "monitor goto-chunk %u:%llu", cpu, idx);
+    snprintf(want, sizeof want, "instruction %llu, chunk %u:%llu (log chunk %llu, 0 of its %llu "
+             "instructions done), thread %u", first, cpu, idx, seq, cs, tid);
+    const char *cmds[] = {"delete", "continue", go, "monitor when", NULL};
+    static const char *const opts[] = {"--checkpoint-interval", "1000", NULL};
+    tu_output o;
+    debug_with(dir, f, opts, cmds, &o);
+    expect(&o, want, f);
+    tu_output_free(&o);
+}
+END_TEST
+
+START_TEST(gdb_reverse_continue_from_the_end_stops_at_the_last_write)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i], *dir = racy_dir;
+    /* From the end of the replay (verified), a watchpoint going back stops
+     * on the last store to counter, which leaves the value the guest
+     * printed, and where who-wrote (asked at the end) says. */
+    static const char *const cmds[] = {
+        "continue", "eval \"monitor who-wrote %p 8\", &counter", "watch counter",
+        "reverse-continue", "echo @at\n", "x/i $pc", "echo @x\n", "monitor when", NULL};
+    static const char *const opts[] = {"--checkpoint-interval", "1000", NULL};
+    tu_output o;
+    debug_with(dir, f, opts, cmds, &o);
+    expect(&o, "rnr: replay verified", f);
+    long long printed = number_after(o.out, "counter ", 0);
+    char old[64];
+    snprintf(old, sizeof old, "Old value = %lld\n", printed);
+    ck_assert_msg(printed > 0 && strstr(o.out, old), "%s: '%s' not in\n%s", f, old, o.out);
+    char *at = section(o.out, "at");
+    ck_assert_msg(strstr(at, "\tsd\t") || strstr(at, "\tc.sd\t"), "%s: not at a store:\n%s", f, at);
+    const char *w = strstr(o.err, "was last written before instruction");
+    long long who = w ? number_after(w, ", instruction ", 0) : -1;
+    long long when = number_after(o.err, "\ninstruction ", 1);
+    ck_assert_msg(who > 0 && who == when, "%s: who-wrote says %lld, the reverse stop is at %lld:\n%s",
+                  f, who, when, o.err);
+    free(at);
+    tu_output_free(&o);
+}
+END_TEST
+
+
+START_TEST(gdb_watchpoint_sees_a_system_calls_write)
+{
+    if (!have_gdb())
+        return;
+    /* pipes: main reads what a writer thread sends into a stack buffer.
+     * A watchpoint on its first byte stops right after the read's ecall
+     * (forward), and going back from the second read stops at the ecall
+     * of that read, where who-wrote (asked there) says. */
+    char *tmp = tu_tmpdir();
+    char *dir = strdup(tu_path(tmp, "p"));
+    static const char *const ropts[] = {"-n", "2", "--backend", NULL};
+    static const char *const rargs[] = {"20", NULL};
+    tu_output r;
+    tu_record(&r, dir, "pipes", ropts, rargs);
+    ck_assert_msg(r.status == 0, "record: %d %s", r.status, r.err);
+    tu_output_free(&r);
+    static const char *const cmds[] = {
+        "break pipes.c:50", "continue", "set $a = &buf[0]", "watch -l buf[0]", "continue",
+        "echo @first\n", "x/i $pc-4", "echo @x\n", "continue", "echo @second\n", "x/i $pc-4",
+        "eval \"monitor who-wrote %p 1\", $a", "echo @y\n", "reverse-continue", "echo @back\n",
+        "x/i $pc", "echo @z\n", "monitor when", "delete", "continue", NULL};
+    static const char *const opts[] = {"--checkpoint-interval", "100000", NULL};
+    tu_output o;
+    debug_with(dir, "stitched", opts, cmds, &o);
+    char *first = section(o.out, "first"), *second = section(o.out, "second"),
+         *back = section(o.out, "back");
+    ck_assert_msg(strstr(first, "ecall") && strstr(second, "ecall") && strstr(back, "ecall"),
+                  "not at the read's ecall:\n%s\n%s", o.out, o.err);
+    /* The second read's write, undone backwards. */
+    long long old2, new2;
+    const char *sv = strstr(o.out, "@x\n");
+    const char *ov = sv ? strstr(sv, "Old value = ") : NULL, *nv = sv ? strstr(sv, "New value = ") : NULL;
+    old2 = ov ? strtoll(ov + 12, NULL, 10) : -1;
+    new2 = nv ? strtoll(nv + 12, NULL, 10) : -1;
+    const char *bv = strstr(o.out, "@y\n");
+    const char *bo = bv ? strstr(bv, "Old value = ") : NULL, *bn = bv ? strstr(bv, "New value = ") : NULL;
+    ck_assert_msg(ov && nv && bo && bn && old2 != new2 && strtoll(bo + 12, NULL, 10) == new2 &&
+                  strtoll(bn + 12, NULL, 10) == old2, "values:\n%s", o.out);
+    const char *w = strstr(o.err, "was last written before instruction");
+    long long who = w ? number_after(w, ", instruction ", 0) : -1;
+    long long when = number_after(o.err, "\ninstruction ", 0);
+    if (when < 0 && strncmp(o.err, "instruction ", 12) == 0)
+        when = strtoll(o.err + 12, NULL, 10);
+    ck_assert_msg(who > 0 && who == when, "who-wrote says %lld, the reverse stop is at %lld:\n%s", who,
+                  when, o.err);
+    expect(&o, "rnr: replay verified", "stitched");
+    free(first);
+    free(second);
+    free(back);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+}
+END_TEST
+
+START_TEST(gdb_monitor_diverge_is_refused_and_help_lists_the_commands)
+{
+    if (!have_gdb())
+        return;
+    static const char *const cmds[] = {"monitor diverge", "monitor help", "monitor restart 99",
+                                       "continue", "continue", NULL};
+    tu_output o;
+    debug(racy_dir, "stitched", cmds, &o);
+    expect(&o, "diverge: refused", "stitched");
+    expect(&o, "goto-chunk CPU:N", "stitched");
+    expect(&o, "usage: monitor restart N", "stitched");
+    expect(&o, "rnr: replay verified", "stitched");
     tu_output_free(&o);
 }
 END_TEST
@@ -556,6 +842,9 @@ START_TEST(gdb_server_answers_bad_packets_with_errors_and_never_hangs)
     send_pkt(c, "z0,1234,4");
     ck_assert_str_eq(answer(c, 0), "OK");
     send_pkt(c, "vCont;c");
+    /* Stopped before the exit (the verdict known), then the exit. */
+    ck_assert_msg(strncmp(answer(c, 0), "T05replaylog:end;", 17) == 0, "%s", c->buf);
+    send_pkt(c, "c");
     ck_assert_str_eq(answer(c, 0), "W00");
     send_pkt(c, "c");
     ck_assert_str_eq(answer(c, 0), "W00");
@@ -614,6 +903,13 @@ TU_SUITE(gdb)
     tcase_add_loop_test(tc, gdb_reverse_stepi_lands_where_a_forward_replay_stopped, 0, nf);
     tcase_add_loop_test(tc, gdb_reverse_continue_stops_at_the_last_write_and_who_wrote_agrees, 0, nf);
     tcase_add_loop_test(tc, gdb_reverse_continue_to_a_breakpoint_stops_at_its_previous_hit, 0, nf);
+    tcase_add_loop_test(tc, gdb_reverse_stepi_across_a_system_call_lands_where_a_forward_replay_stopped,
+                        0, nf);
+    tcase_add_loop_test(tc, gdb_checkpoint_restore_equals_forward_state, 1, 3);
+    tcase_add_loop_test(tc, gdb_goto_chunk_stands_at_the_chunks_first_instruction, 0, 2);
+    tcase_add_loop_test(tc, gdb_reverse_continue_from_the_end_stops_at_the_last_write, 1, 2);
+    tcase_add_test(tc, gdb_watchpoint_sees_a_system_calls_write);
+    tcase_add_test(tc, gdb_monitor_diverge_is_refused_and_help_lists_the_commands);
     tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
     tcase_add_test(tc, gdb_server_survives_a_vanished_client);
     return s;

@@ -59,7 +59,12 @@ void cli_normalize_free(void);
 
 /* rnr replay --gdb [HOST:]PORT: serves a replay of DIR from its log of
  * KIND to one gdb connection (tools/cmd_debug.c); the exit status. */
-int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where);
+int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where,
+                  uint64_t interval, unsigned keep);
+/* --checkpoint-interval N, --checkpoints K of the gdb server (I: at argv[*I]):
+ * 1 taken (*I advanced), 0 not one of them, -1 bad usage (reported). */
+int cli_checkpoint_opt(const char *cmd, int argc, char **argv, int *i, uint64_t *interval,
+                       unsigned *keep);
 
 /* The log kind named NAME in any case ("MaxPar", "stserial"), or -1. */
 int cli_log_kind(const char *name);

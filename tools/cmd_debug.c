@@ -17,7 +17,7 @@
 
 const char cmd_debug_help[] =
     "usage: rnr debug [--format maxpar|stitched|serial|stserial|adaptive] [--program PATH]\n"
-    "                 DIR [-- GDB_ARGS...]\n"
+    "                 [--checkpoint-interval N] [--checkpoints K] DIR [-- GDB_ARGS...]\n"
     "Replays the recording bundle DIR under gdb: starts the replay's gdb server\n"
     "on a free port of 127.0.0.1 and runs gdb-multiarch (or the program named by\n"
     "$RNR_GDB) on the bundle's program, connected to it, with GDB_ARGS after\n"
@@ -26,13 +26,21 @@ const char cmd_debug_help[] =
     "memory, breakpoints, watchpoints (stopping right after the instruction that\n"
     "touched the watched bytes), continue, step and their reverse forms\n"
     "(reverse-continue, reverse-stepi, ...: the replay runs again from the\n"
-    "start to the last stop before the current point); writes are refused.\n"
-    "monitor when (the replay's position), monitor goto INSN, monitor\n"
-    "who-wrote ADDR [LEN] (the last instruction that wrote those bytes).\n"
-    "Continuing to the end runs every check of rnr replay and prints 'replay\n"
-    "verified' or the difference. docs/debugging.md has a worked example.\n"
+    "nearest checkpoint to the last stop before the current point); writes are\n"
+    "refused. monitor when (the replay's position), goto INSN, goto-chunk CPU:N,\n"
+    "chunks, who-wrote ADDR [LEN] (the last instruction that wrote those bytes),\n"
+    "checkpoint, checkpoints, restart N; monitor help lists them.\n"
+    "Continuing to the end runs every check of rnr replay, prints 'replay\n"
+    "verified' or the difference and stops before the process exits (the\n"
+    "reverse commands work from there); one more continue ends it.\n"
+    "docs/debugging.md has a worked example.\n"
     "  --format F       the final log to replay (default stitched)\n"
     "  --program PATH   the program to run (default: the bundle's copy)\n"
+    "  --checkpoint-interval N  instructions between the checkpoints that reverse\n"
+    "                   execution restarts from (default 5000000; 0: none, only\n"
+    "                   the start and monitor checkpoint)\n"
+    "  --checkpoints K  automatic checkpoints kept at most, older ones thinned out\n"
+    "                   (1 to 500, default 64)\n"
     "Exit status: gdb's; 2 bad usage or a bad bundle.\n";
 
 static int parse_kind(const char *cmd, const char *format)
@@ -45,7 +53,28 @@ static int parse_kind(const char *cmd, const char *format)
     return kind;
 }
 
-int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where)
+int cli_checkpoint_opt(const char *cmd, int argc, char **argv, int *i, uint64_t *interval,
+                       unsigned *keep)
+{
+    const char *a = argv[*i];
+    int is_interval = strcmp(a, "--checkpoint-interval") == 0;
+    if (!is_interval && strcmp(a, "--checkpoints") != 0)
+        return 0;
+    if (*i + 1 >= argc)
+        return cli_usage(cmd, "option %s needs an argument", a), -1;
+    uint64_t v;
+    if (cli_parse_u64(cmd, a, argv[++*i], is_interval ? 0 : 1,
+                      is_interval ? UINT64_MAX / 2 : DBG_KEEP_MAX, &v) < 0)
+        return -1;
+    if (is_interval)
+        *interval = v;
+    else
+        *keep = (unsigned)v;
+    return 1;
+}
+
+int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where,
+                  uint64_t interval, unsigned keep)
 {
     char host[256] = "127.0.0.1";
     const char *colon = strrchr(where, ':');
@@ -67,7 +96,8 @@ int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, con
     if (cli_parse_u64("replay", "--gdb", port_s, 0, 65535, &port) < 0)
         return RNR_EXIT_USAGE;
     char err[8192];
-    dbg_options o = {dir, (uint32_t)kind, program, quiet ? NULL : stdout, "rnr replay"};
+    dbg_options o = {dir, (uint32_t)kind, program, quiet ? NULL : stdout, "rnr replay", interval,
+                     keep};
     dbg *d = dbg_open(&o, err, sizeof err);
     if (!d)
         return cli_bad_input("replay", "%s", err);
@@ -91,10 +121,19 @@ int cmd_debug(int argc, char **argv)
 {
     const char *dir = NULL, *format = "stitched", *program = NULL;
     int gdb_args = argc;
-    static const char *const valued[] = {"--format", "--program", NULL};
+    uint64_t interval = DBG_INTERVAL_DEFAULT;
+    unsigned keep = DBG_KEEP_DEFAULT;
+    static const char *const valued[] = {"--format", "--program", "--checkpoint-interval",
+                                         "--checkpoints", NULL};
     cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int ck = strcmp(a, "--") == 0 ? 0 : cli_checkpoint_opt("debug", argc, argv, &i, &interval,
+                                                                &keep);
+        if (ck < 0)
+            return RNR_EXIT_USAGE;
+        if (ck)
+            continue;
         if (strcmp(a, "--") == 0) {
             gdb_args = i + 1;
             break;
@@ -122,7 +161,7 @@ int cmd_debug(int argc, char **argv)
     if (kind < 0)
         return RNR_EXIT_USAGE;
     char err[8192];
-    dbg_options o = {dir, (uint32_t)kind, program, stdout, "rnr debug"};
+    dbg_options o = {dir, (uint32_t)kind, program, stdout, "rnr debug", interval, keep};
     dbg *d = dbg_open(&o, err, sizeof err);
     if (!d)
         return cli_bad_input("debug", "%s", err);

@@ -12,11 +12,13 @@
 #include "formats/log.h"
 #include "replayer/engine.h"
 #include "replayer/exec.h"
+#include "debugger/server.h"
 #include "tools/cli.h"
 
 const char cmd_replay_help[] =
     "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial|adaptive]\n"
-    "                  [--program PATH] [--window CHUNKS] [--quiet] [--gdb [HOST:]PORT] DIR\n"
+    "                  [--program PATH] [--window CHUNKS] [--quiet] [--gdb [HOST:]PORT\n"
+    "                  [--checkpoint-interval N] [--checkpoints K]] DIR\n"
     "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
     "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Replays the recording bundle DIR from its final log of FORMAT (default\n"
@@ -41,6 +43,7 @@ const char cmd_replay_help[] =
     "                   serve the gdb remote protocol on HOST (default 127.0.0.1)\n"
     "                   and PORT (0: a free one; the port is printed); one hart,\n"
     "                   the log's order; default format stitched\n"
+    "  --checkpoint-interval N, --checkpoints K  with --gdb: as rnr debug's\n"
     "Exit status: 0 the replay reproduced the recording; 1 it diverged (the\n"
     "first chunk that differs is named) or the logs cannot be replayed\n"
     "(a deadlock of tokens); 2 bad usage or a bad bundle.\n";
@@ -66,8 +69,11 @@ int cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *format = NULL, *program = NULL, *gdb = NULL;
     uint64_t workers = 0, window = RP_WINDOW_DEFAULT;
-    int quiet = 0, options = 1;
-    static const char *const valued[] = {"-j", "--format", "--program", "--window", "--gdb", NULL};
+    int quiet = 0, options = 1, ck_opt = 0;
+    uint64_t interval = DBG_INTERVAL_DEFAULT;
+    unsigned keep = DBG_KEEP_DEFAULT;
+    static const char *const valued[] = {"-j", "--format", "--program", "--window", "--gdb",
+                                         "--checkpoint-interval", "--checkpoints", NULL};
     cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -77,6 +83,13 @@ int cmd_replay(int argc, char **argv)
             dir = a;
         } else if (strcmp(a, "--") == 0) {
             options = 0;
+        } else if (strncmp(a, "--checkpoint", 12) == 0) {
+            int ck = cli_checkpoint_opt("replay", argc, argv, &i, &interval, &keep);
+            if (ck < 0)
+                return RNR_EXIT_USAGE;
+            if (!ck)
+                return cli_usage("replay", "unknown option '%s'", a);
+            ck_opt = 1;
         } else if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
             strcmp(a, "--window") == 0 || strcmp(a, "--gdb") == 0) {
             if (i + 1 >= argc)
@@ -112,7 +125,9 @@ int cmd_replay(int argc, char **argv)
                          "not '%s'", format);
     format = rnr_log_kind_name((uint32_t)kind);
     if (gdb)
-        return cli_gdb_serve(dir, kind, program, quiet, gdb);
+        return cli_gdb_serve(dir, kind, program, quiet, gdb, interval, keep);
+    if (ck_opt)
+        return cli_usage("replay", "--checkpoint-interval and --checkpoints go with --gdb");
     long host = sysconf(_SC_NPROCESSORS_ONLN);
     if (workers == 0)
         workers = host > 0 ? (uint64_t)host : 1;
