@@ -914,10 +914,12 @@ static int change_file_data(rnr_input_record *r, uint64_t i)
     return 1;
 }
 
-/* Every CHECK record past index 40 gets another register hash. */
-static int change_checks_after_40(rnr_input_record *r, uint64_t i)
+/* Every CHECK record past index change_after gets another register hash. */
+static uint64_t change_after;
+
+static int change_later_checks(rnr_input_record *r, uint64_t i)
 {
-    if (r->type == RNR_IN_CHECK && i > 40)
+    if (r->type == RNR_IN_CHECK && i > change_after)
         r->addr ^= 1;
     return 1;
 }
@@ -929,10 +931,10 @@ static int change_checks_after_40(rnr_input_record *r, uint64_t i)
  * still fails the replay, which names the chunk where the check failed
  * and the span of the thread's instructions the divergence lies in: from
  * after a check of the thread that matched (one of its unchanged checks)
- * to a changed check's instret, or up to that one when it is the thread's
- * first check compared (a replay compares a check only where one of its
- * chunks ends there, so every check past index 40 is changed). An input
- * the guest reads, changed, still makes the replay diverge. */
+ * to a changed check's instret (a replay compares a check only where one
+ * of its chunks ends there, so every check of the log's second half is
+ * changed: by then each thread had checks compared). An input the guest
+ * reads, changed, still makes the replay diverge. */
 START_TEST(replay_locates_a_divergence_between_sparse_checks)
 {
     enum { EVERY = 5000 };
@@ -948,20 +950,37 @@ START_TEST(replay_locates_a_divergence_between_sparse_checks)
     char input[4200], saved[4200];
     snprintf(input, sizeof input, "%s/input.log", dir);
     static uint64_t at[1 << 16];
-    size_t all = 0, total = 0;
-    for (uint32_t tid = 0; tid < 100000 && total < strtoull(threads, NULL, 10); tid++) {
+    size_t all = 0, with_checks = 0;
+    for (unsigned long long k = 0; k < strtoull(threads, NULL, 10); k++) {
+        char key[64];
+        snprintf(key, sizeof key, "thread.%llu.tid", k);
+        char *t = tu_manifest_value(dir, key);
+        uint32_t tid = (uint32_t)strtoul(t, NULL, 10);
+        free(t);
         size_t n = checks_of(input, tid, at, sizeof at / sizeof at[0], &all);
-        for (size_t k = 0; k < n; k++)
-            ck_assert_msg(at[k] - (k ? at[k - 1] : 0) >= EVERY, "thread %u: checks at %llu and %llu",
-                          tid, (unsigned long long)(k ? at[k - 1] : 0), (unsigned long long)at[k]);
-        total += n > 0;
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(at[i] - (i ? at[i - 1] : 0) >= EVERY, "thread %u: checks at %llu and %llu",
+                          tid, (unsigned long long)(i ? at[i - 1] : 0), (unsigned long long)at[i]);
+        with_checks += n > 0;
     }
+    ck_assert_uint_eq(with_checks, strtoull(threads, NULL, 10));
     ck_assert_uint_gt(all, 4);
     ck_assert_msg(all * 4 < strtoull(chunks, NULL, 10), "%zu checks for %s chunks", all, chunks);
 
     snprintf(saved, sizeof saved, "%s/input.saved", dir);
     ck_assert_int_eq(rename(input, saved), 0);
-    rewrite_log(saved, input, change_checks_after_40);
+    {
+        char err[RNR_ERR_MAX];
+        rnr_reader *r = rnr_reader_open(saved, err, sizeof err);
+        ck_assert_msg(r != NULL, "%s", err);
+        rnr_input_record c;
+        uint64_t records = 0;
+        while (rnr_reader_next_input(r, &c) == 1)
+            records++;
+        rnr_reader_close(r);
+        change_after = records / 2;
+    }
+    rewrite_log(saved, input, change_later_checks);
     tu_bundle_resign(dir, NULL, NULL);
     tu_output o;
     tu_rnr(&o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
@@ -969,30 +988,45 @@ START_TEST(replay_locates_a_divergence_between_sparse_checks)
     unsigned long long every_n, p = 0, from = 0, to;
     unsigned tid;
     const char *m = strstr(o.err, "; with checks every ");
-    int first = m && sscanf(m, "; with checks every %llu instructions, this is thread %u's first "
-                            "check compared: it diverged in its instructions up to %llu",
-                            &every_n, &tid, &to) == 3;
     ck_assert_msg(strstr(o.err, "replay diverged at cpu") && m &&
-                  (first || sscanf(m, "; with checks every %llu instructions, thread %u matched its "
-                                   "previous check at instruction %llu: it diverged in its "
-                                   "instructions %llu to %llu", &every_n, &tid, &p, &from, &to) == 5),
+                  sscanf(m, "; with checks every %llu instructions, thread %u matched its "
+                         "previous check at instruction %llu: it diverged in its "
+                         "instructions %llu to %llu", &every_n, &tid, &p, &from, &to) == 5,
                   "%s", o.err);
     ck_assert_uint_eq(every_n, EVERY);
-    /* TO is one of the thread's changed checks, P (unless FIRST) one of
-     * its unchanged ones, the last before TO. */
+    /* TO is one of the thread's changed checks, P one of its unchanged
+     * ones. */
     char err[RNR_ERR_MAX];
     rnr_reader *r = rnr_reader_open(saved, err, sizeof err);
     ck_assert_msg(r != NULL, "%s", err);
     rnr_input_record c;
-    int to_changed = 0, p_unchanged = first;
+    int to_changed = 0, p_unchanged = 0;
     for (uint64_t i = 0; rnr_reader_next_input(r, &c) == 1; i++) {
         if (c.type != RNR_IN_CHECK || c.tid != tid)
             continue;
-        to_changed |= c.nr == to && i > 40;
-        p_unchanged |= !first && c.nr == p && i <= 40;
+        to_changed |= c.nr == to && i > change_after;
+        p_unchanged |= c.nr == p && i <= change_after;
     }
     rnr_reader_close(r);
-    ck_assert_msg(to_changed && p_unchanged && (first || from == p + 1), "%s", o.err);
+    ck_assert_msg(to_changed && p_unchanged && from == p + 1, "%s", o.err);
+    tu_output_free(&o);
+    /* Every check changed: the one that fails is its thread's first
+     * compared, and the span reaches back to the thread's start. */
+    change_after = 0;
+    rewrite_log(saved, input, change_later_checks);
+    tu_bundle_resign(dir, NULL, NULL);
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
+    m = strstr(o.err, "; with checks every ");
+    ck_assert_msg(o.status == 1 && m &&
+                  sscanf(m, "; with checks every %llu instructions, this is thread %u's first check "
+                         "compared: it diverged in its instructions up to %llu", &every_n, &tid, &to) == 3,
+                  "%s", o.err);
+    ck_assert_uint_eq(every_n, EVERY);
+    size_t n = checks_of(saved, tid, at, sizeof at / sizeof at[0], &all);
+    int is_check = 0;
+    for (size_t k = 0; k < n; k++)
+        is_check |= at[k] == to;
+    ck_assert_msg(is_check, "%llu is no check of thread %u: %s", to, tid, o.err);
     tu_output_free(&o);
 
     ck_assert_int_eq(rename(saved, input), 0);
