@@ -52,7 +52,12 @@ const char cmd_stats_help[] =
     "size, the count of each termination reason, SV entries per chunk, and what\n"
     "MaxPar makes of the dependences (run in memory): tokens, Early ones (sent\n"
     "through the Early Token Vector), Unrelated ones discarded (their CPU never\n"
-    "dumps a later chunk), ones dropped as implied by another, merged chunks.\n";
+    "dumps a later chunk), ones dropped as implied by another, merged chunks.\n"
+    "Input logs also get, per record type (syscall, mem, csr, start, sc, check):\n"
+    "input.TYPE.records, input.TYPE.bytes.raw (the type's encoded records: the\n"
+    "types add up to bytes.raw) and input.TYPE.bytes.zlib (the type's records\n"
+    "compressed alone: an estimate of its cost, not a share of bytes.zlib); in\n"
+    "a bundle also their bits per kilo-instruction, a table after the logs'.\n";
 
 static uint64_t token_latency = 100;
 /* --cpus: the replay CPU counts of the simulated replay (0 of them: the default list). */
