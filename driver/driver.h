@@ -30,6 +30,10 @@
 
 typedef struct drv_access drv_access;
 
+/* The default of drv_config.check_every: instructions of a thread between
+ * two CHECK records (docs/recorder.md, "Checks", has the measurements). */
+#define DRV_CHECK_EVERY_DEFAULT 100000u
+
 typedef struct drv_config {
     rru_machine_config machine;  /* cores, seed, latencies */
     uint64_t quantum;            /* preemption quantum in cycles (mean; seeded jitter) */
@@ -68,11 +72,15 @@ typedef struct drv_config {
     /* Recording: with `record` set, an RRU (configured by `rru`; its cpus
      * is set from the machine) sits on every core, the driver programs it
      * and drains its chunks, in log order, to `chunk` (a nonzero return
-     * stops the run as a failure). The input log then also gets a CHECK
-     * record at the end of every chunk. Recording does not change what the
-     * guest executes. */
+     * stops the run as a failure). The input log then also gets CHECK
+     * records (below). Recording does not change what the guest executes. */
     int record;
     rru_config rru;
+    /* Recording: a chunk end gets a CHECK record when its thread has run
+     * at least this many instructions since its previous CHECK (since its
+     * start for the first); 0 = at every chunk end that can carry one.
+     * DRV_CHECK_EVERY_DEFAULT by default (docs/recorder.md, "Checks"). */
+    uint64_t check_every;
     int (*chunk)(void *ctx, const rnr_initial_chunk *c);
     void *chunk_ctx;
     /* Soundness oracle (record only): every data access of a guest thread,

@@ -40,6 +40,7 @@ struct thread {
     int core;                    /* RUNNING: its core, else -1 */
     int last_core;               /* core it ran on last, -1 if never */
     rru_ctx ctx;                 /* saved registers while not RUNNING */
+    uint64_t check_instret;      /* recording: instret of its last CHECK record, or at its start */
     uint64_t ready_time;         /* may not run before this cycle */
     uint64_t clear_child_tid;    /* CLONE_CHILD_CLEARTID / set_tid_address */
     uint64_t robust_list;        /* set_robust_list head (bookkeeping) */

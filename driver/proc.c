@@ -29,6 +29,7 @@ void drv_config_default(drv_config *c)
     memset(c, 0, sizeof *c);
     rru_machine_config_default(&c->machine);
     c->quantum = 100000;
+    c->check_every = DRV_CHECK_EVERY_DEFAULT;
     c->mem_limit = DRV_MEM_LIMIT_DEFAULT;
     c->stdin_fd = 0;
     c->stdout_fd = 1;

@@ -117,6 +117,12 @@ static void emit_check(rec *r, unsigned k)
         pc = r->pre_ecall_pc;
         instret--;
     }
+    /* Sparse checks: only once the thread ran check_every instructions
+     * since its previous check (instret only grows, so this is a
+     * difference of counts of one thread). */
+    if (instret - t->check_instret < p->cfg.check_every)
+        return;
+    t->check_instret = instret;
     if (inlog_check(p->in, t->tid, instret, pc, rru_ctx_hash(c)) < 0)
         proc_fail(p, "input log: %s", inlog_error(p->in));
     r->st.checks++;

@@ -48,6 +48,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     t->last_core = -1;
     t->ctx = *ctx;
     t->instret_base = ctx->instret;
+    t->check_instret = ctx->instret;   /* sparse checks count from its start */
     t->deadline = UINT64_MAX;
     t->altstack_flags = LX_SS_DISABLE;
     p->threads[p->nthreads++] = t;

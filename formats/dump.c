@@ -179,6 +179,15 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
     s->header = *rnr_reader_header(r);
     uint32_t kind = s->header.kind;
     tid_map tids = { 0 };   /* the threads seen (values unused) */
+    /* Input logs: each record encoded again with the writer's delta state
+     * (the same bytes as in the log), counted and compressed by type. */
+    codec_state enc;
+    rnr_codec_state_init(&enc, &s->header);
+    rnr_buf one = { 0 };
+    deflater per[RNR_IN_TYPE_MAX + 1];
+    memset(per, 0, sizeof per);
+    for (int t = 1; kind == RNR_LOG_INPUT && t <= RNR_IN_TYPE_MAX; t++)
+        per[t].ok = deflateInit(&per[t].z, 9) == Z_OK;
     int rc;
     for (;;) {
         if (kind == RNR_LOG_INITIAL) {
@@ -194,6 +203,12 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
                 break;
             s->mem_bytes += in.len;
             rnr_tid_map_at(&tids, in.tid);
+            one.len = 0;
+            rnr_input_encode(&enc, &in, &one);
+            s->in_records[in.type]++;
+            s->in_raw[in.type] += one.len;
+            if (per[in.type].ok)
+                on_block(&per[in.type], one.p, one.len);
         } else {
             rnr_final_chunk c;
             if ((rc = rnr_reader_next_final(r, &c)) <= 0)
@@ -216,6 +231,16 @@ int rnr_log_summarize(const char *path, rnr_log_summary *s, char *err, size_t er
         s->zlib_bytes = d.total;
     }
     deflateEnd(&d.z);
+    for (int t = 1; kind == RNR_LOG_INPUT && t <= RNR_IN_TYPE_MAX; t++) {
+        if (per[t].ok) {
+            per[t].z.avail_in = 0;
+            deflate_drain(&per[t], Z_FINISH);
+            s->in_zlib[t] = s->in_records[t] ? per[t].total : 0;   /* not an empty stream's 8 */
+            deflateEnd(&per[t].z);
+        }
+    }
+    rnr_buf_free(&one);
+    rnr_codec_state_free(&enc);
     int truncated = rc < 0 && rnr_reader_truncated(r);
     rnr_reader_close(r);
     return rc < 0 ? (truncated ? 1 : -1) : 0;

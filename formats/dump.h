@@ -35,6 +35,13 @@ typedef struct rnr_log_summary {
     uint64_t tokens_awaited;    /* MaxPar/Stitched: sum of PTV counts */
     uint64_t sv_entries;        /* initial: successor-vector entries */
     uint64_t mem_bytes;         /* input: bytes in MEM and START records */
+    /* Input logs, per record type (index = RNR_IN_*, 0 unused): records,
+     * their encoded bytes (they add up to counts.raw_bytes), and those
+     * bytes compressed alone as one zlib stream at level 9 (these do not
+     * add up to zlib_bytes: the kinds compress with each other in the log). */
+    uint64_t in_records[RNR_IN_TYPE_MAX + 1];
+    uint64_t in_raw[RNR_IN_TYPE_MAX + 1];
+    uint64_t in_zlib[RNR_IN_TYPE_MAX + 1];
 } rnr_log_summary;
 
 /* Reads the whole log at PATH; 0; 1 if it is truncated (the complete

@@ -210,6 +210,14 @@ static const char *const kind_names[RNR_LOG_KIND_MAX + 1] = {
     [RNR_LOG_ADAPTIVE] = "adaptive",
 };
 
+const char *rnr_input_type_name(uint32_t t)
+{
+    static const char *const names[RNR_IN_TYPE_MAX + 1] = {
+        NULL, "syscall", "mem", "csr", "start", "sc", "check",
+    };
+    return t <= RNR_IN_TYPE_MAX ? names[t] : NULL;
+}
+
 const char *rnr_log_kind_name(uint32_t kind)
 {
     return kind >= 1 && kind <= RNR_LOG_KIND_MAX ? kind_names[kind] : "?";

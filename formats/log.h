@@ -116,6 +116,10 @@ typedef enum rnr_input_type {
 } rnr_input_type;
 #define RNR_IN_TYPE_MAX 6
 
+/* The lower-case name of input record type T ("syscall", "check"), or
+ * NULL if T is no type. */
+const char *rnr_input_type_name(uint32_t t);
+
 /* A record of the input log, per thread in program order. */
 typedef struct rnr_input_record {
     uint32_t type;          /* rnr_input_type */

@@ -236,6 +236,7 @@ static void set_config(rnr_manifest *m, const drv_config *cfg)
     rnr_manifest_set(m, "sig", sig);
     rnr_manifest_set_u64(m, "chunk-max", cfg->rru.chunk_max);
     rnr_manifest_set_u64(m, "cluster-chunks", cfg->rru.cluster_chunks);
+    rnr_manifest_set_u64(m, "check-every", cfg->check_every);
     rnr_manifest_set_u64(m, "allow-write", cfg->n_allow_write);
     for (size_t i = 0; i < cfg->n_allow_write; i++) {
         char key[64];

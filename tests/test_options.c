@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/testutil.h"
 
@@ -399,6 +400,60 @@ START_TEST(stats_cpus_applies_to_a_bundle)
 }
 END_TEST
 
+/* rnr record --check-every: a number of instructions (0 to 2^40) or
+ * 'chunk' (= 0), attached or apart, written to the manifest; anything
+ * else, or no value, is exit 2 naming the option, with nothing recorded. */
+START_TEST(record_check_every_takes_a_count_or_chunk)
+{
+    char *dir = tu_tmpdir();
+    char *prog = strdup(tu_path(tu_env("RNR_GUEST_DIR"), "racy"));
+    static const char *const bad[] = {"x", "-1", "1099511627777", "", "5k", "0x10", " 5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tu_output o;
+        char *b = strdup(tu_path(dir, "bad"));
+        tu_rnr(&o, (const char *[]){"record", "--quiet", "--check-every", bad[i], "-o", b, "--", prog, NULL});
+        ck_assert_msg(o.status == 2 && strstr(o.err, "--check-every") && tu_count_lines(o.err) <= 2,
+                      "'%s': exit %d: %s", bad[i], o.status, o.err);
+        ck_assert_msg(access(tu_path(b, "manifest"), F_OK) != 0, "'%s' left a bundle", bad[i]);
+        tu_output_free(&o);
+        free(b);
+    }
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"record", "--quiet", "--check-every", NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "--check-every"), "no value: %d %s", o.status, o.err);
+    tu_output_free(&o);
+    static const struct { const char *opt, *value, *want; } good[] = {
+        {"--check-every", "chunk", "0"}, {"--check-every=0", NULL, "0"}, {"--check-every=777", NULL, "777"},
+        {"--check-every", "1099511627776", "1099511627776"}, {NULL, NULL, "100000"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "g%zu", i);
+        char *b = strdup(tu_path(dir, name));
+        const char *args[10] = {"record", "--quiet", "-n", "2"};
+        int k = 4;
+        if (good[i].opt)
+            args[k++] = good[i].opt;
+        if (good[i].value)
+            args[k++] = good[i].value;
+        args[k++] = "-o";
+        args[k++] = b;
+        args[k++] = prog;
+        args[k] = NULL;
+        tu_rnr(&o, args);
+        ck_assert_msg(o.status == 0, "%s: %s", good[i].want, o.err);
+        tu_output_free(&o);
+        char *v = tu_manifest_value(b, "check-every");
+        ck_assert_msg(v && strcmp(v, good[i].want) == 0, "want %s, manifest has %s", good[i].want, v);
+        free(v);
+        free(b);
+    }
+    free(prog);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(cli_unknown_command_is_one_line_naming_the_closest)
 {
     static const struct {
@@ -504,6 +559,7 @@ TU_SUITE(options)
     tcase_add_test(tc, stats_csv_and_json_of_a_log_file_carry_the_texts_figures);
     tcase_add_test(tc, stats_csv_and_json_of_a_bundle_carry_the_tables_rows);
     tcase_add_test(tc, stats_cpus_applies_to_a_bundle);
+    tcase_add_test(tc, record_check_every_takes_a_count_or_chunk);
     tcase_add_test(tc, cli_unknown_command_is_one_line_naming_the_closest);
     tcase_add_test(tc, cli_messages_and_help_have_no_plural_after_one);
     return s;

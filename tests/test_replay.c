@@ -670,7 +670,8 @@ START_TEST(replay_names_what_is_damaged)
     char *tmp = tu_tmpdir();
     const workload w = {"fileio", {guest("fileio")}};
     tu_output rec;
-    char *dir = record(tmp, "b", &w, NULL, &rec);
+    /* A check at every chunk end: there is one past record 40 to change. */
+    char *dir = record(tmp, "b", &w, (const char *[]){"--check-every", "chunk", NULL}, &rec);
     tu_output_free(&rec);
     char path[4096], saved[4096];
 
@@ -916,7 +917,7 @@ START_TEST(replay_names_the_chunk_whose_check_differs)
     char *tmp = tu_tmpdir();
     const workload w = {"fileio", {guest("fileio")}};
     tu_output rec;
-    char *dir = record(tmp, "b", &w, NULL, &rec);
+    char *dir = record(tmp, "b", &w, (const char *[]){"--check-every", "chunk", NULL}, &rec);
     char saved[4200];
     snprintf(saved, sizeof saved, "%s/input.saved", dir);
     ck_assert_int_eq(rename(tu_path(dir, "input.log"), saved), 0);
@@ -940,6 +941,183 @@ START_TEST(replay_names_the_chunk_whose_check_differs)
     ck_assert_int_eq(rename(saved, tu_path(dir, "input.log")), 0);
     tu_bundle_resign(dir, NULL, NULL);
     replay_ok(dir, "maxpar", "2", &rec, "input log restored");
+    tu_output_free(&rec);
+    free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* The instrets of thread TID's CHECK records in input log PATH, in
+ * order, into W (at most CAP); returns how many; *all = every thread's. */
+static size_t checks_of(const char *path, uint32_t tid, uint64_t *w, size_t cap, size_t *all)
+{
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(path, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_input_record c;
+    size_t n = 0;
+    *all = 0;
+    while (rnr_reader_next_input(r, &c) == 1) {
+        if (c.type != RNR_IN_CHECK)
+            continue;
+        ++*all;
+        if (c.tid == tid && n < cap)
+            w[n++] = c.nr;
+    }
+    rnr_reader_close(r);
+    return n;
+}
+
+/* The first byte of the first MEM record of 1024 bytes or more (the
+ * program's file as fileio reads it) changed. */
+static int change_file_data(rnr_input_record *r, uint64_t i)
+{
+    static int done;
+    if (i == 0)
+        done = 0;
+    if (r->type == RNR_IN_MEM && r->len >= 1024 && !done) {
+        ((uint8_t *)r->data)[0] ^= 0xff;
+        done = 1;
+    }
+    return 1;
+}
+
+/* Every CHECK record past index change_after gets another register hash. */
+static uint64_t change_after;
+
+static int change_later_checks(rnr_input_record *r, uint64_t i)
+{
+    if (r->type == RNR_IN_CHECK && i > change_after)
+        r->addr ^= 1;
+    return 1;
+}
+
+/* Sparse checks (rnr record --check-every N): the manifest says N; each
+ * thread's CHECK records lie at least N instructions apart (the first at
+ * least N from its start), far fewer than the chunks; every format
+ * replays on 1 and 2 workers, verified. A CHECK forged to another hash
+ * still fails the replay, which names the chunk where the check failed
+ * and the span of the thread's instructions the divergence lies in: from
+ * after a check of the thread that matched (one of its unchanged checks)
+ * to a changed check's instret (a replay compares a check only where one
+ * of its chunks ends there, so every check of the log's second half is
+ * changed: by then each thread had checks compared). An input the guest
+ * reads, changed, still makes the replay diverge. */
+START_TEST(replay_locates_a_divergence_between_sparse_checks)
+{
+    enum { EVERY = 5000 };
+    char *tmp = tu_tmpdir();
+    const workload w = {"barrier", {"4", "60"}};
+    tu_output rec;
+    char *dir = record(tmp, "b", &w, (const char *[]){"-n", "4", "--check-every", "5000", NULL}, &rec);
+    char *every = tu_manifest_value(dir, "check-every"), *chunks = tu_manifest_value(dir, "chunks");
+    char *threads = tu_manifest_value(dir, "threads");
+    ck_assert_str_eq(every, "5000");
+    for (int f = 0; f < 4; f++)
+        replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, "sparse checks");
+    char input[4200], saved[4200];
+    snprintf(input, sizeof input, "%s/input.log", dir);
+    static uint64_t at[1 << 16];
+    size_t all = 0, with_checks = 0;
+    for (unsigned long long k = 0; k < strtoull(threads, NULL, 10); k++) {
+        char key[64];
+        snprintf(key, sizeof key, "thread.%llu.tid", k);
+        char *t = tu_manifest_value(dir, key);
+        uint32_t tid = (uint32_t)strtoul(t, NULL, 10);
+        free(t);
+        size_t n = checks_of(input, tid, at, sizeof at / sizeof at[0], &all);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(at[i] - (i ? at[i - 1] : 0) >= EVERY, "thread %u: checks at %llu and %llu",
+                          tid, (unsigned long long)(i ? at[i - 1] : 0), (unsigned long long)at[i]);
+        with_checks += n > 0;
+    }
+    ck_assert_uint_eq(with_checks, strtoull(threads, NULL, 10));
+    ck_assert_uint_gt(all, 4);
+    ck_assert_msg(all * 4 < strtoull(chunks, NULL, 10), "%zu checks for %s chunks", all, chunks);
+
+    snprintf(saved, sizeof saved, "%s/input.saved", dir);
+    ck_assert_int_eq(rename(input, saved), 0);
+    {
+        char err[RNR_ERR_MAX];
+        rnr_reader *r = rnr_reader_open(saved, err, sizeof err);
+        ck_assert_msg(r != NULL, "%s", err);
+        rnr_input_record c;
+        uint64_t records = 0;
+        while (rnr_reader_next_input(r, &c) == 1)
+            records++;
+        rnr_reader_close(r);
+        change_after = records / 2;
+    }
+    rewrite_log(saved, input, change_later_checks);
+    tu_bundle_resign(dir, NULL, NULL);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
+    ck_assert_msg(o.status == 1, "changed checks: exit %d: %s", o.status, o.err);
+    unsigned long long every_n, p = 0, from = 0, to;
+    unsigned tid;
+    const char *m = strstr(o.err, "; with checks every ");
+    ck_assert_msg(strstr(o.err, "replay diverged at cpu") && m &&
+                  sscanf(m, "; with checks every %llu instructions, thread %u matched its "
+                         "previous check at instruction %llu: it diverged in its "
+                         "instructions %llu to %llu", &every_n, &tid, &p, &from, &to) == 5,
+                  "%s", o.err);
+    ck_assert_uint_eq(every_n, EVERY);
+    /* TO is one of the thread's changed checks, P one of its unchanged
+     * ones. */
+    char err[RNR_ERR_MAX];
+    rnr_reader *r = rnr_reader_open(saved, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    rnr_input_record c;
+    int to_changed = 0, p_unchanged = 0;
+    for (uint64_t i = 0; rnr_reader_next_input(r, &c) == 1; i++) {
+        if (c.type != RNR_IN_CHECK || c.tid != tid)
+            continue;
+        to_changed |= c.nr == to && i > change_after;
+        p_unchanged |= c.nr == p && i <= change_after;
+    }
+    rnr_reader_close(r);
+    ck_assert_msg(to_changed && p_unchanged && from == p + 1, "%s", o.err);
+    tu_output_free(&o);
+    /* Every check changed: the one that fails is its thread's first
+     * compared, and the span reaches back to the thread's start. */
+    change_after = 0;
+    rewrite_log(saved, input, change_later_checks);
+    tu_bundle_resign(dir, NULL, NULL);
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", "-j", "2", dir, NULL});
+    m = strstr(o.err, "; with checks every ");
+    ck_assert_msg(o.status == 1 && m &&
+                  sscanf(m, "; with checks every %llu instructions, this is thread %u's first check "
+                         "compared: it diverged in its instructions up to %llu", &every_n, &tid, &to) == 3,
+                  "%s", o.err);
+    ck_assert_uint_eq(every_n, EVERY);
+    size_t n = checks_of(saved, tid, at, sizeof at / sizeof at[0], &all);
+    int is_check = 0;
+    for (size_t k = 0; k < n; k++)
+        is_check |= at[k] == to;
+    ck_assert_msg(is_check, "%llu is no check of thread %u: %s", to, tid, o.err);
+    tu_output_free(&o);
+
+    ck_assert_int_eq(rename(saved, input), 0);
+    tu_bundle_resign(dir, NULL, NULL);
+    replay_ok(dir, "maxpar", "2", &rec, "input log restored");
+
+    /* A changed input (the file's bytes fileio reads) with sparse checks:
+     * the replay diverges. */
+    const workload fw = {"fileio", {guest("fileio")}};
+    tu_output frec;
+    char *fdir = record(tmp, "f", &fw, (const char *[]){"--check-every", "5000", NULL}, &frec);
+    tu_output_free(&frec);
+    snprintf(input, sizeof input, "%s/input.log", fdir);
+    snprintf(saved, sizeof saved, "%s/input.saved", fdir);
+    ck_assert_int_eq(rename(input, saved), 0);
+    rewrite_log(saved, input, change_file_data);
+    tu_bundle_resign(fdir, NULL, NULL);
+    expect_failure((const char *[]){"replay", "--quiet", fdir, NULL}, 1, "diverge", "changed input");
+    free(fdir);
+    free(every);
+    free(chunks);
+    free(threads);
     tu_output_free(&rec);
     free(dir);
     tu_rmtree(tmp);
@@ -1165,6 +1343,7 @@ TU_SUITE(replay)
     tcase_add_test(tc, replay_fails_when_its_output_differs_from_the_recording);
     tcase_add_test(tc, replay_fails_when_the_manifest_claims_other_results);
     tcase_add_test(tc, replay_names_the_chunk_whose_check_differs);
+    tcase_add_test(tc, replay_locates_a_divergence_between_sparse_checks);
     tcase_add_test(tc, replay_names_the_input_record_that_differs);
     tcase_add_test(tc, replay_fails_on_another_thread_count_or_ending);
     return s;

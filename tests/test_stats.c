@@ -1,7 +1,8 @@
 /* tests/test_stats.c: `rnr stats` on an initial log: chunks and
  * instructions per CPU, mean chunk size, termination reasons, SV entries,
  * and what MaxPar makes of the dependences (Early, Unrelated), on a
- * hand-built log whose answers are worked out below. */
+ * hand-built log whose answers are worked out below; replay times; an
+ * input log's records and bytes per record type. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,117 @@ START_TEST(stats_reports_replay_on_the_recorded_timing)
 }
 END_TEST
 
+/* An input log with every record type, sizes worked out from the
+ * encoding (docs/formats.md, "Input log"): each record of thread 7 after
+ * the first omits its tid; small numbers take one varint byte. */
+static void write_input_log(const char *path)
+{
+    rnr_log_header h = {RNR_LOG_INPUT, 2, 0, {0}};
+    char err[RNR_ERR_MAX];
+    rnr_writer *w = rnr_writer_open(path, &h, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    static const uint8_t rnd[16] = {1, 2, 3}, four[4] = {9, 8, 7, 6};
+    const rnr_input_record r[] = {
+        {RNR_IN_START, 7, 0, 0, 0x100, 16, rnd},     /* head tid addr(2) len 16 bytes: 21 */
+        {RNR_IN_SYSCALL, 7, 64, 5, 0, 0, NULL},      /* head nr value: 3 */
+        {RNR_IN_MEM, 7, 0, 0, 0x10, 4, four},        /* head addr len 4 bytes: 7 */
+        {RNR_IN_CHECK, 7, 10, 0x40, 0x1122334455667788ull, 0, NULL},  /* head delta pc 8 bytes: 11 */
+        {RNR_IN_CHECK, 7, 30, 0x40, 1, 0, NULL},     /* 11 */
+        {RNR_IN_CSR, 7, 0xc01, 3, 0, 0, NULL},       /* head nr(2) value: 4 */
+        {RNR_IN_SC, 7, 0, 0, 0x20, 0, NULL},         /* head nr value addr: 4 */
+        {RNR_IN_CHECK, 7, 50, 0x44, 2, 0, NULL},     /* 11 */
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        ck_assert_msg(rnr_writer_put_input(w, &r[i]) == 0, "%s", rnr_writer_error(w));
+    ck_assert_int_eq(rnr_writer_close(w, err, sizeof err), 0);
+}
+
+static uint64_t csv_u64(const char *csv, int row, const char *name)
+{
+    char got[64];
+    ck_assert_msg(csv_field_of(csv, row, name, got, sizeof got), "no %s in:\n%s", name, csv);
+    return strtoull(got, NULL, 10);
+}
+
+/* rnr stats gives an input log's records and bytes per record type:
+ * counts and encoded sizes as the encoding makes them, adding up to the
+ * log's records and bytes.raw; a type absent has 0 of everything; the
+ * same names in JSON and text. On a recording, the CHECK records are the
+ * manifest's checks, with a check at every chunk end as with the default
+ * sparse ones (fewer), and the types' bytes add up to the input log's in
+ * the bundle's table too. */
+START_TEST(stats_reports_each_input_record_type)
+{
+    char *dir = tu_tmpdir();
+    char *log = strdup(tu_path(dir, "input.log"));
+    write_input_log(log);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"stats", "--format", "csv", log, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    static const struct { const char *type; uint64_t records, raw; } want[] = {
+        {"syscall", 1, 3}, {"mem", 1, 7}, {"csr", 1, 4}, {"start", 1, 21}, {"sc", 1, 4}, {"check", 3, 33},
+    };
+    uint64_t records = 0, raw = 0;
+    char name[96];
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        snprintf(name, sizeof name, "input.%s.records", want[k].type);
+        ck_assert_uint_eq(csv_u64(o.out, 1, name), want[k].records);
+        snprintf(name, sizeof name, "input.%s.bytes.raw", want[k].type);
+        ck_assert_uint_eq(csv_u64(o.out, 1, name), want[k].raw);
+        snprintf(name, sizeof name, "input.%s.bytes.zlib", want[k].type);
+        ck_assert_uint_gt(csv_u64(o.out, 1, name), 0);
+        records += want[k].records;
+        raw += want[k].raw;
+    }
+    ck_assert_uint_eq(csv_u64(o.out, 1, "records"), records);
+    ck_assert_uint_eq(csv_u64(o.out, 1, "bytes.raw"), raw);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"stats", "--format", "json", log, NULL});
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    expect_line(o.out, "\"input.check.bytes.raw\": 33");
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"stats", log, NULL});
+    expect_line(o.out, "\ninput.check.records: 3\n");
+    tu_output_free(&o);
+
+    uint64_t checks[2];
+    for (int every = 0; every < 2; every++) {
+        char *b = strdup(tu_path(dir, every ? "sparse" : "chunk"));
+        const char *opts[] = {"-n", "2", "--check-every", every ? "20000" : "chunk", NULL};
+        const char *args[] = {"2", "20", NULL};
+        tu_output rec;
+        tu_record(&rec, b, "barrier", opts, args);
+        ck_assert_msg(rec.status == 0, "%s", rec.err);
+        tu_output_free(&rec);
+        tu_rnr(&o, (const char *[]){"stats", "--format", "csv", b, NULL});
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        char got[64];
+        int row = 0;
+        for (int r = 1; csv_field_of(o.out, r, "log", got, sizeof got); r++)
+            if (strcmp(got, "input") == 0)
+                row = r;
+        ck_assert_int_gt(row, 0);
+        char *m = tu_manifest_value(b, "checks");
+        checks[every] = csv_u64(o.out, row, "input.check.records");
+        ck_assert_uint_eq(checks[every], strtoull(m, NULL, 10));
+        free(m);
+        raw = 0;
+        for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+            snprintf(name, sizeof name, "input.%s.bytes.raw", want[k].type);
+            raw += csv_u64(o.out, row, name);
+        }
+        ck_assert_uint_eq(raw, csv_u64(o.out, row, "bytes.raw"));
+        tu_output_free(&o);
+        free(b);
+    }
+    ck_assert_msg(checks[1] * 2 < checks[0], "checks: %llu every chunk, %llu sparse",
+                  (unsigned long long)checks[0], (unsigned long long)checks[1]);
+    free(log);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 TU_SUITE(stats)
 {
     Suite *s = suite_create("stats");
@@ -242,5 +354,7 @@ TU_SUITE(stats)
     tc = tu_tcase(s, "replay_time", 30);
     tcase_add_test(tc, stats_cpus_simulates_replay_on_the_listed_cpu_counts);
     tcase_add_test(tc, stats_reports_replay_on_the_recorded_timing);
+    tc = tu_tcase(s, "input", 60);
+    tcase_add_test(tc, stats_reports_each_input_record_type);
     return s;
 }

@@ -91,6 +91,7 @@ int cmd_info(int argc, char **argv)
     show(m, "clusters", "clusters");
     show(m, "signature", "sig");
     show(m, "chunk-max", "chunk-max");
+    show(m, "check-every", "check-every");
     show(m, "mem-limit", "mem-limit");
     show_list(m, "allow-write", "allow-write", "allow-write");
     show(m, "instructions", "instructions");

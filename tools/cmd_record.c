@@ -60,6 +60,11 @@ const char cmd_record_help[] =
     "  --truth            write truth.deps: every line-level conflict between\n"
     "                     threads (the soundness oracle of rnr verify; slow)\n"
     "  --no-pack          do not copy PROG into the bundle\n"
+    "  --check-every N|chunk  a CHECK record (pc and register hash) in the\n"
+    "                     input log once a thread ran N instructions since\n"
+    "                     its previous one (default 100000); 0 or 'chunk':\n"
+    "                     at every chunk end, which locates a divergence to\n"
+    "                     its chunk, at a larger input log (docs/replayer.md)\n"
     "  --initial-log PATH also stream the initial log to PATH ('-' = stdout,\n"
     "                     which then carries no guest output; a FIFO works):\n"
     "                     e.g. `rnr record --initial-log - ... | rnr maxpar - -`\n"
@@ -109,7 +114,7 @@ int cmd_record(int argc, char **argv)
 {
     static const char *const valued[] = {MACHINE_OPTS_VALUED, "-o", "--initial-log", "--env",
                                          "--unset", "--max-instructions", "--max-seconds",
-                                         "--max-log-bytes", "--exit-code", NULL};
+                                         "--max-log-bytes", "--exit-code", "--check-every", NULL};
     cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     recording_options ro;
     memset(&ro, 0, sizeof ro);
@@ -155,7 +160,8 @@ int cmd_record(int argc, char **argv)
             quiet = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--initial-log") == 0 ||
                    strcmp(a, "--max-instructions") == 0 || strcmp(a, "--max-seconds") == 0 ||
-                   strcmp(a, "--max-log-bytes") == 0 || strcmp(a, "--exit-code") == 0) {
+                   strcmp(a, "--max-log-bytes") == 0 || strcmp(a, "--exit-code") == 0 ||
+                   strcmp(a, "--check-every") == 0) {
             if (i + 1 >= argc) {
                 cli_usage("record", "option %s needs an argument", a);
                 goto out;
@@ -166,6 +172,18 @@ int cmd_record(int argc, char **argv)
             } else if (strcmp(a, "--exit-code") == 0) {
                 if (cli_exit_code_mode("record", v, &exit_rnr) < 0)
                     goto out;
+            } else if (strcmp(a, "--check-every") == 0) {
+                char *end = NULL;
+                errno = 0;
+                if (strcmp(v, "chunk") == 0) {
+                    ro.cfg.check_every = 0;
+                } else if (v[0] < '0' || v[0] > '9' ||
+                           (ro.cfg.check_every = strtoull(v, &end, 10), errno || *end) ||
+                           ro.cfg.check_every > (1ull << 40)) {
+                    cli_usage("record", "--check-every wants a number of instructions "
+                              "(0 to 2^40) or 'chunk', not '%s'", v);
+                    goto out;
+                }
             } else if (strcmp(a, "--initial-log") == 0) {
                 ro.initial_stream = v;
             } else if (strcmp(a, "--max-instructions") == 0) {

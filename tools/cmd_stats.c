@@ -58,7 +58,12 @@ const char cmd_stats_help[] =
     "phases: per phase K\n"
     "phase.K.format, .start (instructions before it in the replay order),\n"
     ".entries, .instructions, .tokens, .bytes.raw, .recorded_cycles, and\n"
-    ".critical_path and .parallelism within the phase; for a bundle, a table.\n";
+    ".critical_path and .parallelism within the phase; for a bundle, a table.\n"
+    "Input logs also get, per record type (syscall, mem, csr, start, sc, check):\n"
+    "input.TYPE.records, input.TYPE.bytes.raw (the type's encoded records: the\n"
+    "types add up to bytes.raw) and input.TYPE.bytes.zlib (the type's records\n"
+    "compressed alone: an estimate of its cost, not a share of bytes.zlib); in\n"
+    "a bundle also their bits per kilo-instruction, a table after the logs'.\n";
 
 static uint64_t token_latency = 100;
 /* --cpus: the replay CPU counts of the simulated replay (0 of them: the default list). */
@@ -124,6 +129,43 @@ static double bits_per_kinstr(uint64_t bytes, uint64_t instructions)
     return instructions ? 8000.0 * (double)bytes / (double)instructions : 0.0;
 }
 
+/* An input log's records by type: input.TYPE.records, .bytes.raw (the
+ * encoded records: they add up to bytes.raw), .bytes.zlib (the type's
+ * records compressed alone: an estimate of its part of bytes.zlib, not a
+ * share of it) and, given the instructions N, bits per kilo-instruction. */
+static void print_input_types(const rnr_log_summary *s, uint64_t n)
+{
+    char name[64];
+    for (uint32_t t = 1; t <= RNR_IN_TYPE_MAX; t++) {
+        const char *k = rnr_input_type_name(t);
+        snprintf(name, sizeof name, "input.%s.records", k);
+        OUT_U64(name, s->in_records[t]);
+        snprintf(name, sizeof name, "input.%s.bytes.raw", k);
+        OUT_U64(name, s->in_raw[t]);
+        snprintf(name, sizeof name, "input.%s.bytes.zlib", k);
+        OUT_U64(name, s->in_zlib[t]);
+        if (n) {
+            snprintf(name, sizeof name, "input.%s.bits_per_kinstr.raw", k);
+            OUT_F(name, 3, bits_per_kinstr(s->in_raw[t], n));
+            snprintf(name, sizeof name, "input.%s.bits_per_kinstr.zlib", k);
+            OUT_F(name, 3, bits_per_kinstr(s->in_zlib[t], n));
+        }
+    }
+}
+
+/* The text of print_input_types: a table, one row per type. */
+static void print_input_table(const rnr_log_summary *s, uint64_t n)
+{
+    printf("record types of the input log (bytes.zlib: each type's records compressed alone)\n");
+    printf("%-10s %10s %12s %8s %12s %10s %10s\n", "type", "records", "bytes.raw", "raw.%",
+           "bytes.zlib", "bpki.raw", "bpki.zlib");
+    for (uint32_t t = 1; t <= RNR_IN_TYPE_MAX; t++)
+        printf("%-10s %10" PRIu64 " %12" PRIu64 " %8.1f %12" PRIu64 " %10.3f %10.3f\n",
+               rnr_input_type_name(t), s->in_records[t], s->in_raw[t],
+               s->counts.raw_bytes ? 100.0 * (double)s->in_raw[t] / (double)s->counts.raw_bytes : 0.0,
+               s->in_zlib[t], bits_per_kinstr(s->in_raw[t], n), bits_per_kinstr(s->in_zlib[t], n));
+}
+
 static void print_file(const char *path, const rnr_log_summary *s)
 {
     uint32_t kind = s->header.kind;
@@ -151,8 +193,10 @@ static void print_file(const char *path, const rnr_log_summary *s)
         OUT_U64("tokens", s->tokens);
         OUT_U64("tokens_awaited", s->tokens_awaited);
     }
-    if (kind == RNR_LOG_INPUT)
+    if (kind == RNR_LOG_INPUT) {
         OUT_U64("mem_bytes", s->mem_bytes);
+        print_input_types(s, 0);
+    }
 }
 
 static int discard_chunk(void *ctx, const rnr_final_chunk *c)
@@ -335,6 +379,9 @@ static int stats_dir(const char *dir)
     /* The text's second table: each final log's simulated replay in both models. */
     struct { uint32_t kind; dag_metrics dm; } sims[5];
     uint32_t nsims = 0;
+    rnr_log_summary input_summary;
+    memset(&input_summary, 0, sizeof input_summary);
+    int has_input = 0;
     for (size_t i = 0; i < sizeof bundle_logs / sizeof bundle_logs[0]; i++) {
         if (!rnr_bundle_has(b, bundle_logs[i]))
             continue;
@@ -370,6 +417,12 @@ static int stats_dir(const char *dir)
                 OUT_U64("bytes.duration", s.counts.duration_bytes);
             OUT_F("bits_per_kinstr.raw", 3, bits_per_kinstr(s.counts.raw_bytes, n));
             OUT_F("bits_per_kinstr.zlib", 3, bits_per_kinstr(s.zlib_bytes, n));
+            if (s.header.kind == RNR_LOG_INPUT)
+                print_input_types(&s, n);
+        }
+        if (s.header.kind == RNR_LOG_INPUT) {
+            input_summary = s;
+            has_input = 1;
         }
         dag_metrics dm;
         if (!is_final(s.header.kind)) {
@@ -400,6 +453,8 @@ static int stats_dir(const char *dir)
             print_recorded(&dm, recorded);
         }
     }
+    if (text && has_input)
+        print_input_table(&input_summary, insns);
     if (text && nsims) {
         printf("simulated replay on W CPUs, token latency %" PRIu64 " cycles: instruction-count "
                "model (1 IPC) and recorded timing (chunks last their recorded cycles); ratio = "
