@@ -258,7 +258,7 @@ static void *receiver(void *arg)
             if (n <= 0) {
                 char why[256];
                 snprintf(why, sizeof why, "%s: %s", f->name,
-                         n == 0 ? "the connection was closed" : strerror(errno));
+                         n == 0 ? (f->socket ? "the connection was closed" : "end of input") : strerror(errno));
                 pthread_mutex_lock(&f->mu);
                 if (n == 0 && f->bytes && rnr_stream_parser_pending(f->parser))
                     snprintf(why, sizeof why, "%s: the connection was closed in the middle of a "

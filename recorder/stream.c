@@ -22,7 +22,8 @@
 #include "rru/alloc.h"
 #include "rru/clock.h"
 
-#define PIPE_MAX (4u << 20)   /* MaxPar bytes queued for the stitcher thread, at most */
+#define PIPE_MAX (4u << 20)
+#define REC_STREAM_SNDBUF (256 << 10)   /* the socket's send buffer (the kernel doubles it) */   /* MaxPar bytes queued for the stitcher thread, at most */
 
 /* The stitcher's input: MaxPar log bytes handed from the recording thread
  * to the stitcher thread, bounded. */
@@ -183,6 +184,9 @@ static int connect_to(const char *where, char *err, size_t errlen)
             e = errno;
             continue;
         }
+        /* The kernel's share of the queue stays small: --stream-buffer is the bound. */
+        int sndbuf = REC_STREAM_SNDBUF;
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
         if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
             e = errno;
             close(fd);
@@ -350,9 +354,18 @@ rec_stream *rec_stream_open(const char *where, rec_stream_format format, const r
     return s;
 }
 
+/* 1 once the stream was dropped (by any thread). */
+static int is_dropped(rec_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int d = s->dropped;
+    pthread_mutex_unlock(&s->mu);
+    return d;
+}
+
 void rec_stream_tail(rec_stream *s, uint32_t type, const char *path)
 {
-    if (s->dropped || type >= RNR_ST_CHANNELS)
+    if (type >= RNR_ST_CHANNELS || is_dropped(s))
         return;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -440,7 +453,7 @@ static void read_acks(rec_stream *s)
 
 void rec_stream_tick(rec_stream *s, uint64_t instructions, uint64_t initial_chunks)
 {
-    if (s->dropped)
+    if (is_dropped(s))
         return;
     rnr_writer_flush(s->final_w);
     uint64_t v[3] = { instructions, initial_chunks, atomic_load(&s->final_chunks) };
