@@ -324,6 +324,70 @@ START_TEST(online_follower_finds_a_tampered_stream)
 }
 END_TEST
 
+/* The blocks of channel TYPE of a stream, framed, in order. */
+typedef struct pick {
+    rnr_membuf out;
+    uint32_t type;
+    int keep;               /* 1: keep TYPE only; 0: all but TYPE, B's TYPE blocks at the first */
+    const rnr_membuf *other;
+    int placed;
+} pick;
+
+static int pick_block(void *ctx, uint32_t type, const uint8_t *p, size_t len)
+{
+    pick *k = ctx;
+    if (k->keep) {
+        if (type == k->type)
+            rnr_stream_put_block(&k->out, type, p, len);
+    } else if (type != k->type) {
+        rnr_stream_put_block(&k->out, type, p, len);
+    } else if (!k->placed) {
+        size_t at = k->out.len;
+        k->out.len += k->other->len;
+        k->out.data = realloc(k->out.data, k->out.len);
+        k->out.cap = k->out.len;
+        memcpy(k->out.data + at, k->other->data, k->other->len);
+        k->placed = 1;
+    }
+    return 0;
+}
+
+START_TEST(online_follower_stops_at_the_first_chunk_that_diverges)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "for s in 1 2; do timeout 60 \"$R\" record -n 4 --seed $s --quiet --stream - -o \"$T/p$s\" -- "
+       "\"$G/racy\" >\"$T/s$s\" 2>/dev/null || echo failed; done\n");
+    ck_assert_msg(!strstr(o.out, "failed"), "%s", o.out);
+    tu_output_free(&o);
+    /* Seed 1's stream with seed 2's input log: another interleaving's
+     * inputs and chunk checks under seed 1's chunks. */
+    size_t n1, n2;
+    uint8_t *s1 = tu_read_file(tu_path(t, "s1"), &n1), *s2 = tu_read_file(tu_path(t, "s2"), &n2);
+    pick in2 = { { NULL, 0, 0 }, RNR_ST_INPUT, 1, NULL, 0 };
+    rnr_stream_parser *p = rnr_stream_parser_new("s2", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, s2, n2, pick_block, &in2), 0);
+    rnr_stream_parser_free(p);
+    pick mix = { { NULL, 0, 0 }, RNR_ST_INPUT, 0, &in2.out, 0 };
+    rnr_stream_put_header(&mix.out);
+    p = rnr_stream_parser_new("s1", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, s1, n1, pick_block, &mix), 0);
+    rnr_stream_parser_free(p);
+    tu_write_file(tu_path(t, "mix"), mix.out.data, mix.out.len);
+    free(mix.out.data);
+    free(in2.out.data);
+    free(s1);
+    free(s2);
+    tu_run((const char *[]){ tu_rnr_bin(), "follow", "-j", "2", "--quiet", "-", NULL },
+           tu_path(t, "mix"), &o);
+    ck_assert_msg(o.status == 1 && strstr(o.err, "replay diverged at cpu "), "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
 START_TEST(online_commands_have_help_and_reject_bad_usage)
 {
     tu_output o;
@@ -361,6 +425,7 @@ TU_SUITE(online)
     tcase_add_test(tc, online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_workers);
     tcase_add_test(tc, online_follower_replays_a_stream_through_a_pipe);
     tcase_add_test(tc, online_follower_finds_a_tampered_stream);
+    tcase_add_test(tc, online_follower_stops_at_the_first_chunk_that_diverges);
     tcase_add_test(tc, online_follower_stops_soon_after_the_primary_is_killed);
     tcase_add_test(tc, online_primary_finishes_its_bundle_when_the_follower_is_killed);
     tcase_add_test(tc, online_primary_drops_the_stream_of_a_follower_that_does_not_read);
