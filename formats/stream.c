@@ -226,7 +226,8 @@ int rnr_stream_feed(rnr_stream_parser *p, const uint8_t *in, size_t n, rnr_strea
             rc = -1;
         }
     }
-    memmove(p->buf, p->buf + pos, p->len - pos);
+    if (pos && p->len > pos)
+        memmove(p->buf, p->buf + pos, p->len - pos);
     p->len -= pos;
     p->at += pos;
     return rc;

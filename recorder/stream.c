@@ -219,7 +219,8 @@ static long pipe_io_write(void *ctx, const void *buf, size_t n)
         pthread_cond_wait(&p->cv, &p->mu);
     if (!p->reader_done) {
         if (p->head + p->len + n > p->cap) {
-            memmove(p->data, p->data + p->head, p->len);
+            if (p->len)
+                memmove(p->data, p->data + p->head, p->len);
             p->head = 0;
             if (p->len + n > p->cap) {
                 p->cap = p->len + n > 2 * p->cap ? p->len + n : 2 * p->cap;
@@ -253,7 +254,8 @@ static long pipe_io_read(void *ctx, void *buf, size_t n)
             pthread_cond_wait(&p->cv, &p->mu);
     }
     size_t k = n < p->len ? n : p->len;
-    memcpy(buf, p->data + p->head, k);
+    if (k)
+        memcpy(buf, p->data + p->head, k);
     p->head += k;
     p->len -= k;
     pthread_cond_broadcast(&p->cv);
