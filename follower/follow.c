@@ -565,8 +565,9 @@ int follow_run(int fd, int socket, const char *name, const follow_options *o, fo
         pthread_mutex_lock(&f.mu);
         dead = f.dead;
         bad = f.bad;
+        int have_fixed = f.fixed != NULL;
         pthread_mutex_unlock(&f.mu);
-        if (bad || (!dead && !f.fixed)) {
+        if (bad || (!dead && !have_fixed)) {
             res->status = 2;
             snprintf(res->message, sizeof res->message, "%.3000s", bad ? f.why : err);
         } else if (dead) {
