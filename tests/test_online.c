@@ -24,12 +24,13 @@ static const char prelude[] =
     "WD=\n"
     "trap '[ -n \"$WD\" ] && kill $WD 2>/dev/null' EXIT\n"
     "follow_bg() {\n"
-    "  ( \"$R\" follow --listen 127.0.0.1:0 \"$@\" >\"$T/f.out\" 2>\"$T/f.err\" & echo $! >\"$T/f.pid\"; "
-    "wait $!; echo $? >\"$T/f.rc\" ) &\n"
+    "  ( sh -c 'echo $$ >\"$T/f.pid\"; exec \"$0\" \"$@\"' \"$R\" follow --listen 127.0.0.1:0 \"$@\" "
+    ">\"$T/f.out\" 2>\"$T/f.err\"; echo $? >\"$T/f.rc\" ) &\n"
     "  FSH=$!\n"
     "  i=0; while ! grep -q 'listening on' \"$T/f.err\" 2>/dev/null; do\n"
     "    i=$((i+1)); [ $i -gt 400 ] && { echo 'no listening line'; exit 1; }; sleep 0.05; done\n"
     "  FPID=$(cat \"$T/f.pid\")\n"
+    "  [ -n \"$FPID\" ] || { echo 'no follower pid'; exit 1; }\n"
     "  ( sleep 60; kill -KILL $FPID ) >/dev/null 2>&1 &\n"
     "  WD=$!\n"
     "  PORT=$(sed -n 's/.*listening on 127.0.0.1:\\([0-9]*\\)$/\\1/p' \"$T/f.err\")\n"
@@ -184,14 +185,18 @@ START_TEST(online_primary_finishes_its_bundle_when_the_follower_is_killed)
     char *t = tu_tmpdir();
     tu_output o;
     sh(&o, t,
-       "follow_bg -j 1 --quiet\n"
+       "mkdir \"$T/ft\"; TMPDIR=\"$T/ft\" follow_bg -j 1 --quiet\n"
        "timeout 60 \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --backend -o \"$T/p\" -- "
-       "\"$G/endless\" 2 0.05 >/dev/null 2>\"$T/p.err\" &\n"
+       "\"$G/endless\" 2 0.1 >/dev/null 2>\"$T/p.err\" &\n"
        "RP=$!\n"
-       "sleep 0.5; kill -KILL $FPID\n"
-       "wait $RP; echo \"record $?\"\n");
+       /* Killed in the middle: once the first flush of the input log came. */
+       "i=0; until [ -n \"$(find \"$T/ft\" -name '.input.log.*' -size +0 2>/dev/null)\" ]; do\n"
+       "  i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.02; done\n"
+       "kill -KILL $FPID\n"
+       "wait $RP; echo \"record $?\"; wait $FSH\n");
     char *perr = slurp(t, "p.err");
     ck_assert_msg(strstr(o.out, "record 0"), "%s %s", o.out, perr);
+    ck_assert_msg(file_status(t, "f.rc") == 128 + 9, "the follower was not killed: %s", o.out);
     ck_assert_msg(strstr(perr, "warning: the stream's follower") && strstr(perr, "dropped"), "%s", perr);
     replays_and_verifies(tu_path(t, "p"), "maxpar");
     free(perr);
