@@ -532,6 +532,21 @@ static const char *end_name(drv_end e)
     return "?";
 }
 
+/* The bundle's final status for a run that ended as END (OK < 0: the
+ * simulation failed; SIG: the first signal), into OUT. */
+static void set_status(recording *r, int ok, drv_end end, int sig, char *out, size_t len)
+{
+    if (r->failed)
+        snprintf(out, len, RNR_BUNDLE_INCOMPLETE ": %.200s", r->err);
+    else if (ok < 0 || end == DRV_FAILED)
+        snprintf(out, len, RNR_BUNDLE_INCOMPLETE ": the simulation failed");
+    else if (end == DRV_INTERRUPTED)
+        snprintf(out, len, RNR_BUNDLE_INTERRUPTED ": %s",
+                 sig ? signal_name(sig) : r->limit ? r->limit : "interrupt");
+    else
+        snprintf(out, len, RNR_BUNDLE_COMPLETE);
+}
+
 /* The results of the run into the manifest. */
 static void results(recording *r, const drv_result *res, int exit_status)
 {
@@ -616,6 +631,20 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
                  : DRV_EXIT_DEADLOCK;
     if (!r->failed && ok >= 0 && dr.end != DRV_FAILED)
         results(r, &dr, status);
+    if (r->online && !r->failed && ok >= 0 && dr.end != DRV_FAILED) {
+        /* The stream ends here, before the backend's later passes (which
+         * may take long): the results, and the status the bundle gets once
+         * its files are in place. */
+        rnr_manifest *m = rnr_bundle_manifest(r->b);
+        char planned[256];
+        size_t mlen;
+        set_status(r, ok, dr.end, sig, planned, sizeof planned);
+        rnr_manifest_set(m, "status", planned);
+        char *text = rnr_manifest_format(m, &mlen);
+        rnr_manifest_set(m, "status", RNR_BUNDLE_RECORDING);
+        rec_stream_finish(r->online, text, mlen);
+        free(text);
+    }
     if (!r->failed && r->o.backend && ok >= 0 && dr.end != DRV_FAILED) {
         pass_options po = { r->o.progress_passes, 0, 0 };
         if (pass_bundle(r->b, 1, &po, NULL, e, sizeof e) < 0)
@@ -626,24 +655,9 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
         if (rnr_bundle_written(r->b, (rnr_bundle_file)f) &&
             rnr_bundle_commit(r->b, (rnr_bundle_file)f, e, sizeof e) < 0)
             fail(r, "%s", e);
-    if (r->failed)
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_INCOMPLETE ": %.200s", r->err);
-    else if (ok < 0 || dr.end == DRV_FAILED)
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_INCOMPLETE ": the simulation failed");
-    else if (dr.end == DRV_INTERRUPTED)
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_INTERRUPTED ": %s",
-                 sig ? signal_name(sig) : r->limit ? r->limit : "interrupt");
-    else
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_COMPLETE);
+    set_status(r, ok, dr.end, sig, r->status, sizeof r->status);
     if (rnr_bundle_save(r->b, r->status, e, sizeof e) < 0)
         fail(r, "%s", e);
-    if (r->online) {
-        /* The final manifest ends the stream: the follower's last checks. */
-        size_t mlen;
-        char *text = rnr_manifest_format(rnr_bundle_manifest(r->b), &mlen);
-        rec_stream_finish(r->online, text, mlen);
-        free(text);
-    }
 
     drv_stats s;
     drv_proc_stats(r->p, &s);
