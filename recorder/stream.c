@@ -434,6 +434,14 @@ static void read_acks(rec_stream *s)
         if (n < 0 && errno == EINTR)
             continue;
         if (n == 0 && s->finishing) {
+            uint64_t all = atomic_load(&s->final_chunks);
+            if (s->acked_chunks < all) {
+                char what[96];
+                snprintf(what, sizeof what, "%" PRIu64 " of %" PRIu64, s->acked_chunks, all);
+                drop(s, "the stream's follower closed the connection having acknowledged %s "
+                     "chunks: the stream is dropped", what);
+                break;
+            }
             rnr_stream_parser_free(s->acks);
             s->acks = NULL;
             break;

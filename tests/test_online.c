@@ -189,8 +189,8 @@ START_TEST(online_primary_finishes_its_bundle_when_the_follower_is_killed)
        "timeout 60 \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --backend -o \"$T/p\" -- "
        "\"$G/endless\" 2 0.1 >/dev/null 2>\"$T/p.err\" &\n"
        "RP=$!\n"
-       /* Killed in the middle: once the first flush of the input log came. */
-       "i=0; until [ -n \"$(find \"$T/ft\" -name '.input.log.*' -size +0 2>/dev/null)\" ]; do\n"
+       /* Killed at the start: once the program has begun to come. */
+       "i=0; until [ -n \"$(find \"$T/ft\" -name '.program.*' -size +0 2>/dev/null)\" ]; do\n"
        "  i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.02; done\n"
        "kill -KILL $FPID\n"
        "wait $RP; echo \"record $?\"; wait $FSH\n");
