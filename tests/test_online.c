@@ -21,6 +21,7 @@
  * $T/f.out, $T/f.err, its status in $T/f.rc) and sets PORT. */
 static const char prelude[] =
     "set -u\n"
+    "TO=$((60 * ${CK_TIMEOUT_MULTIPLIER:-1}))\n"
     "WD=\n"
     "trap '[ -n \"$WD\" ] && kill $WD 2>/dev/null' EXIT\n"
     "follow_bg() {\n"
@@ -31,7 +32,7 @@ static const char prelude[] =
     "    i=$((i+1)); [ $i -gt 400 ] && { echo 'no listening line'; exit 1; }; sleep 0.05; done\n"
     "  FPID=$(cat \"$T/f.pid\")\n"
     "  [ -n \"$FPID\" ] || { echo 'no follower pid'; exit 1; }\n"
-    "  ( sleep 60; kill -KILL $FPID ) >/dev/null 2>&1 &\n"
+    "  ( sleep $TO; kill -KILL $FPID ) >/dev/null 2>&1 &\n"
     "  WD=$!\n"
     "  PORT=$(sed -n 's/.*listening on 127.0.0.1:\\([0-9]*\\)$/\\1/p' \"$T/f.err\")\n"
     "}\n";
@@ -88,7 +89,7 @@ START_TEST(online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_worke
         char script[2048];
         snprintf(script, sizeof script,
                  "follow_bg -j %s -o \"$T/f\"\n"
-                 "timeout 60 \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --stream-format %s "
+                 "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --stream-format %s "
                  "-o \"$T/p\" -- \"$G/%s\" >\"$T/p.out\" 2>\"$T/p.err\"; echo \"record $?\"\n"
                  "wait $FSH\n",
                  cases[i].workers, cases[i].format, cases[i].prog);
@@ -123,8 +124,8 @@ START_TEST(online_follower_replays_a_stream_through_a_pipe)
     char *t = tu_tmpdir();
     tu_output o;
     sh(&o, t,
-       "timeout 60 \"$R\" record -n 4 --quiet --stream - -o \"$T/p\" -- \"$G/racy\" 2>\"$T/p.err\" | "
-       "timeout 60 \"$R\" follow -j 2 -o \"$T/f\" - >\"$T/f.out\" 2>\"$T/f.err\"; echo \"follow $?\"\n");
+       "timeout $TO \"$R\" record -n 4 --quiet --stream - -o \"$T/p\" -- \"$G/racy\" 2>\"$T/p.err\" | "
+       "timeout $TO \"$R\" follow -j 2 -o \"$T/f\" - >\"$T/f.out\" 2>\"$T/f.err\"; echo \"follow $?\"\n");
     char *ferr = slurp(t, "f.err");
     ck_assert_msg(strstr(o.out, "follow 0") && strstr(ferr, "verified: maxpar log"), "%s %s", o.out,
                   ferr);
@@ -161,7 +162,9 @@ START_TEST(online_follower_stops_soon_after_the_primary_is_killed)
     ck_assert_msg(strstr(ferr, "the stream ended before the recording did") &&
                   strstr(ferr, "last chunk replayed: cpu "), "%s", ferr);
     const char *ms = strstr(o.out, "stopped after ");
-    ck_assert_msg(ms && atol(ms + 14) < 10000, "%s", o.out);
+    const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
+    long bound = 10000 * (mult && atol(mult) > 0 ? atol(mult) : 1);
+    ck_assert_msg(ms && atol(ms + 14) < bound, "%s (more than %ld ms)", o.out, bound);
     /* The prefix: status incomplete, readable by rnr info and rnr dump. */
     char *status = tu_manifest_value(tu_path(t, "f"), "status");
     ck_assert_msg(status && strncmp(status, "incomplete: ", 12) == 0, "%s", status);
@@ -186,7 +189,7 @@ START_TEST(online_primary_finishes_its_bundle_when_the_follower_is_killed)
     tu_output o;
     sh(&o, t,
        "mkdir \"$T/ft\"; TMPDIR=\"$T/ft\" follow_bg -j 1 --quiet\n"
-       "timeout 60 \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --backend -o \"$T/p\" -- "
+       "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --backend -o \"$T/p\" -- "
        "\"$G/endless\" 2 0.1 >/dev/null 2>\"$T/p.err\" &\n"
        "RP=$!\n"
        /* Killed at the start: once the program has begun to come. */
@@ -243,16 +246,16 @@ START_TEST(online_follower_refuses_garbage_another_version_and_a_second_primary)
     char *t = tu_tmpdir();
     tu_output o;
     sh(&o, t,
-       "head -c 3000 /dev/urandom | sed '1s/^/x/' | timeout 20 \"$R\" follow - 2>\"$T/g.err\"; "
+       "head -c 3000 /dev/urandom | sed '1s/^/x/' | timeout $TO \"$R\" follow - 2>\"$T/g.err\"; "
        "echo \"garbage $?\"\n"
        "printf '\\211RNRSTR\\n\\002\\000\\000\\000\\000\\000\\000\\000' | "
-       "timeout 20 \"$R\" follow - 2>\"$T/v.err\"; echo \"version $?\"\n"
+       "timeout $TO \"$R\" follow - 2>\"$T/v.err\"; echo \"version $?\"\n"
        "follow_bg -j 1 --quiet\n"
-       "timeout 60 \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p1\" -- "
+       "timeout $TO \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p1\" -- "
        "\"$G/endless\" 2 0.05 >/dev/null 2>&1 &\n"
        "RP=$!\n"
        "sleep 0.5\n"
-       "timeout 20 \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p2\" -- "
+       "timeout $TO \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p2\" -- "
        "\"$G/racy\" >/dev/null 2>\"$T/s.err\"; echo \"second $?\"\n"
        "[ -e \"$T/p2\" ] && echo 'p2 exists'\n"
        "wait $RP; echo \"first $?\"; wait $FSH\n");
@@ -300,7 +303,7 @@ START_TEST(online_follower_finds_a_tampered_stream)
     char *t = tu_tmpdir();
     tu_output o;
     sh(&o, t,
-       "timeout 60 \"$R\" record -n 4 --quiet --stream - -o \"$T/p\" -- \"$G/racy\" >\"$T/s\" "
+       "timeout $TO \"$R\" record -n 4 --quiet --stream - -o \"$T/p\" -- \"$G/racy\" >\"$T/s\" "
        "2>/dev/null; echo \"record $?\"\n");
     ck_assert_msg(strstr(o.out, "record 0"), "%s", o.out);
     tu_output_free(&o);
@@ -362,7 +365,7 @@ START_TEST(online_follower_stops_at_the_first_chunk_that_diverges)
     char *t = tu_tmpdir();
     tu_output o;
     sh(&o, t,
-       "for s in 1 2; do timeout 60 \"$R\" record -n 4 --seed $s --quiet --stream - -o \"$T/p$s\" -- "
+       "for s in 1 2; do timeout $TO \"$R\" record -n 4 --seed $s --quiet --stream - -o \"$T/p$s\" -- "
        "\"$G/racy\" >\"$T/s$s\" 2>/dev/null || echo failed; done\n");
     ck_assert_msg(!strstr(o.out, "failed"), "%s", o.out);
     tu_output_free(&o);
