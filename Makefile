@@ -81,7 +81,7 @@ $(shell mkdir -p $(BUILD) && { [ -f $(FLAGS_STAMP) ] && [ "$$(cat $(FLAGS_STAMP)
 BENCH_TARGETS :=
 
 # Component libraries, lowest layer last (the link order).
-LIBS_ORDER := recorder debugger replayer backend driver rru formats
+LIBS_ORDER := recorder follower debugger replayer backend driver rru formats
 DEPFILES   :=
 GENERATED  :=
 
@@ -106,6 +106,7 @@ include driver/module.mk
 include backend/module.mk
 include replayer/module.mk
 include debugger/module.mk
+include follower/module.mk
 include recorder/module.mk
 
 # Libraries in link order; a component without sources yet is left out.

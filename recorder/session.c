@@ -23,6 +23,8 @@
 #include "formats/digest.h"
 #include "formats/io.h"
 #include "formats/log.h"
+#include "formats/stream.h"
+#include "recorder/stream.h"
 #include "rru/alloc.h"
 
 struct recording {
@@ -36,6 +38,7 @@ struct recording {
     rnr_writer *stream;        /* initial_stream */
     maxpar *mp;                /* backend: pass 1 on the fly */
     rnr_writer *maxpar_w;
+    rec_stream *online;        /* the on-line stream (recorder/stream.h) */
     truth_tracker *truth;
     FILE *truth_f;
     int fd_out, fd_err;        /* the bundle's stdout, stderr */
@@ -70,10 +73,13 @@ static void fail(recording *r, const char *fmt, const char *what)
 static int emit_maxpar(void *ctx, const rnr_final_chunk *c)
 {
     recording *r = ctx;
-    if (rnr_writer_put_final(r->maxpar_w, c) < 0) {
+    if (r->maxpar_w && rnr_writer_put_final(r->maxpar_w, c) < 0) {
         fail(r, "%s", rnr_writer_error(r->maxpar_w));
         return -1;
     }
+    /* The stream's own trouble drops the stream, never the recording. */
+    if (r->online)
+        rec_stream_put_maxpar(r->online, c);
     return 0;
 }
 
@@ -108,6 +114,8 @@ static void on_output(void *ctx, int fd, const uint8_t *data, size_t n)
         r->err_bytes += n;
     if (rnr_write_full(to, data, n) < 0)
         fail(r, "%s: cannot write the guest's output", fd == 1 ? "stdout" : "stderr");
+    if (r->online)
+        rec_stream_send(r->online, fd == 1 ? RNR_ST_STDOUT : RNR_ST_STDERR, data, n);
 }
 
 static void on_output_begin(void *ctx)
@@ -170,6 +178,12 @@ static void on_tick(void *ctx)
     if (rnr_writer_flush(r->initial) < 0 || (r->stream && rnr_writer_flush(r->stream) < 0) ||
         drv_proc_flush_input(r->p) < 0)
         fail(r, "%s", "a log could not be flushed");
+    if (r->online && !r->failed) {
+        rec_stream_tail(r->online, RNR_ST_INITIAL, rnr_bundle_tmp_path(r->b, RNR_BF_INITIAL));
+        rec_stream_tail(r->online, RNR_ST_INPUT, rnr_bundle_tmp_path(r->b, RNR_BF_INPUT));
+        drv_proc_stats(r->p, &s);
+        rec_stream_tick(r->online, s.instructions, r->chunks);
+    }
     if (r->o.max_seconds > 0 && now - r->t0 >= r->o.max_seconds)
         stop_at_limit(r, "max-seconds %g", r->o.max_seconds);
     if (r->o.max_log_bytes && bytes_written(r) >= r->o.max_log_bytes)
@@ -178,7 +192,18 @@ static void on_tick(void *ctx)
         r->last_report = now;
         drv_proc_stats(r->p, &s);
         recording_progress pr = { s.instructions, r->chunks,
-                                  rnr_writer_counts(r->initial)->stored_bytes, now - r->t0 };
+                                  rnr_writer_counts(r->initial)->stored_bytes, now - r->t0,
+                                  0, 0, 0, 0, 0, 0 };
+        if (r->online) {
+            rec_stream_lag l;
+            rec_stream_lag_get(r->online, &l);
+            pr.streaming = 1;
+            pr.stream_dropped = l.dropped;
+            pr.stream_bytes = l.sent_bytes;
+            pr.stream_chunks = l.final_chunks;
+            pr.stream_acked = l.acked_chunks;
+            pr.stream_acks = l.acks;
+        }
         r->o.progress(r->o.ctx, &pr);
     }
 }
@@ -322,6 +347,19 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
     r->envc = envc;
     if (rnr_sha256_file(prog, r->program_sha, err, errlen) < 0)
         goto fail;
+    if (o->stream) {
+        /* Before the bundle: a follower that is not there leaves nothing behind. */
+        rnr_log_header sh;
+        memset(&sh, 0, sizeof sh);
+        sh.kind = RNR_LOG_MAXPAR;
+        sh.cpus = cfg.machine.cores;
+        sh.msp = cfg.rru.msp;
+        memcpy(sh.program_sha256, r->program_sha, 32);
+        r->online = rec_stream_open(o->stream, (rec_stream_format)o->stream_format, &sh,
+                                    o->stream_buffer, err, errlen);
+        if (!r->online)
+            goto fail;
+    }
     if (o->dir) {
         r->b = rnr_bundle_create(o->dir, "recording", err, errlen);
     } else {
@@ -339,6 +377,16 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
         goto fail;
     if (o->pack && copy_file(prog, rnr_bundle_tmp_path(r->b, RNR_BF_PROGRAM), err, errlen) < 0)
         goto fail;
+    if (r->online) {
+        /* The manifest's fixed part and the program lead the stream. */
+        size_t mlen;
+        char *text = rnr_manifest_format(rnr_bundle_manifest(r->b), &mlen);
+        rec_stream_send(r->online, RNR_ST_MANIFEST, text, mlen);
+        free(text);
+        if (rec_stream_send_file(r->online, RNR_ST_PROGRAM, prog, err, errlen) < 0)
+            goto fail;
+        rec_stream_end_channel(r->online, RNR_ST_PROGRAM);
+    }
 
     /* The logs. */
     rnr_log_header h;
@@ -354,7 +402,7 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
         r->stream = rnr_writer_open(o->initial_stream, &h, NULL, err, errlen);
         if (!r->stream)
             goto fail;
-        if (strcmp(o->initial_stream, "-") == 0) {
+        if (strcmp(o->initial_stream, "-") == 0 && r->null_fd < 0) {
             r->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
             r->o.cfg.stdout_fd = r->null_fd;
         }
@@ -366,8 +414,9 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
                                       errlen);
         if (!r->maxpar_w)
             goto fail;
-        r->mp = maxpar_new(cfg.machine.cores, cfg.rru.msp, emit_maxpar, r);
     }
+    if (o->backend || r->online)
+        r->mp = maxpar_new(cfg.machine.cores, cfg.rru.msp, emit_maxpar, r);
     if (o->truth) {
         const char *tp = rnr_bundle_tmp_path(r->b, RNR_BF_TRUTH);
         r->truth_f = fopen(tp, "w");
@@ -378,6 +427,11 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
         r->truth = truth_tracker_new(cfg.machine.cores, on_truth, r);
         r->o.cfg.access = on_access;
         r->o.cfg.access_ctx = r;
+    }
+    if (o->stream && strcmp(o->stream, "-") == 0 && r->null_fd < 0) {
+        /* stdout carries the stream, not the guest's output. */
+        r->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        r->o.cfg.stdout_fd = r->null_fd;
     }
     const rnr_bundle_file outs[2] = { RNR_BF_STDOUT, RNR_BF_STDERR };
     for (int k = 0; k < 2; k++) {
@@ -479,6 +533,21 @@ static const char *end_name(drv_end e)
     return "?";
 }
 
+/* The bundle's final status for a run that ended as END (OK < 0: the
+ * simulation failed; SIG: the first signal), into OUT. */
+static void set_status(recording *r, int ok, drv_end end, int sig, char *out, size_t len)
+{
+    if (r->failed)
+        snprintf(out, len, RNR_BUNDLE_INCOMPLETE ": %.200s", r->err);
+    else if (ok < 0 || end == DRV_FAILED)
+        snprintf(out, len, RNR_BUNDLE_INCOMPLETE ": the simulation failed");
+    else if (end == DRV_INTERRUPTED)
+        snprintf(out, len, RNR_BUNDLE_INTERRUPTED ": %s",
+                 sig ? signal_name(sig) : r->limit ? r->limit : "interrupt");
+    else
+        snprintf(out, len, RNR_BUNDLE_COMPLETE);
+}
+
 /* The results of the run into the manifest. */
 static void results(recording *r, const drv_result *res, int exit_status)
 {
@@ -543,6 +612,11 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
     if (r->maxpar_w && rnr_writer_close(r->maxpar_w, e, sizeof e) < 0)
         fail(r, "%s", e);
     r->maxpar_w = NULL;
+    if (r->online) {
+        /* The logs' last bytes (the files are closed, still at their temporary paths). */
+        rec_stream_tail(r->online, RNR_ST_INITIAL, rnr_bundle_tmp_path(r->b, RNR_BF_INITIAL));
+        rec_stream_tail(r->online, RNR_ST_INPUT, rnr_bundle_tmp_path(r->b, RNR_BF_INPUT));
+    }
     if (r->truth_f && fclose(r->truth_f) != 0)
         fail(r, "%s/truth.deps: write failed", r->o.dir);
     r->truth_f = NULL;
@@ -558,6 +632,20 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
                  : DRV_EXIT_DEADLOCK;
     if (!r->failed && ok >= 0 && dr.end != DRV_FAILED)
         results(r, &dr, status);
+    if (r->online && !r->failed && ok >= 0 && dr.end != DRV_FAILED) {
+        /* The stream ends here, before the backend's later passes (which
+         * may take long): the results, and the status the bundle gets once
+         * its files are in place. */
+        rnr_manifest *m = rnr_bundle_manifest(r->b);
+        char planned[256];
+        size_t mlen;
+        set_status(r, ok, dr.end, sig, planned, sizeof planned);
+        rnr_manifest_set(m, "status", planned);
+        char *text = rnr_manifest_format(m, &mlen);
+        rnr_manifest_set(m, "status", RNR_BUNDLE_RECORDING);
+        rec_stream_finish(r->online, text, mlen);
+        free(text);
+    }
     if (!r->failed && r->o.backend && ok >= 0 && dr.end != DRV_FAILED) {
         pass_options po = { r->o.progress_passes, 0, 0 };
         if (pass_bundle(r->b, 1, &po, NULL, e, sizeof e) < 0)
@@ -568,15 +656,7 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
         if (rnr_bundle_written(r->b, (rnr_bundle_file)f) &&
             rnr_bundle_commit(r->b, (rnr_bundle_file)f, e, sizeof e) < 0)
             fail(r, "%s", e);
-    if (r->failed)
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_INCOMPLETE ": %.200s", r->err);
-    else if (ok < 0 || dr.end == DRV_FAILED)
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_INCOMPLETE ": the simulation failed");
-    else if (dr.end == DRV_INTERRUPTED)
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_INTERRUPTED ": %s",
-                 sig ? signal_name(sig) : r->limit ? r->limit : "interrupt");
-    else
-        snprintf(r->status, sizeof r->status, RNR_BUNDLE_COMPLETE);
+    set_status(r, ok, dr.end, sig, r->status, sizeof r->status);
     if (rnr_bundle_save(r->b, r->status, e, sizeof e) < 0)
         fail(r, "%s", e);
 
@@ -598,6 +678,14 @@ int recording_run(recording *r, recording_result *res, char *err, size_t errlen)
 
 const char *recording_dir(const recording *r) { return rnr_bundle_dir(r->b); }
 
+int recording_stream_lag(recording *r, rec_stream_lag *out)
+{
+    if (!r->online)
+        return -1;
+    rec_stream_lag_get(r->online, out);
+    return 0;
+}
+
 void recording_free(recording *r)
 {
     if (!r)
@@ -611,6 +699,7 @@ void recording_free(recording *r)
     if (r->truth_f)
         fclose(r->truth_f);
     maxpar_free(r->mp);
+    rec_stream_free(r->online);
     truth_tracker_free(r->truth);
     if (r->fd_out >= 0)
         close(r->fd_out);

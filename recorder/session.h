@@ -16,6 +16,11 @@
 typedef struct recording_progress {
     uint64_t instructions, chunks, initial_log_bytes;
     double seconds;
+    /* With a stream: bytes written to it, final chunks produced for it,
+     * the follower's last acknowledgement (chunks replayed; acks = 0: none
+     * came, e.g. on a pipe), and whether it was dropped. */
+    int streaming, stream_dropped;
+    uint64_t stream_bytes, stream_chunks, stream_acked, stream_acks;
 } recording_progress;
 
 typedef struct recording_options {
@@ -27,6 +32,9 @@ typedef struct recording_options {
     int truth;                      /* truth.deps (the soundness oracle) */
     int pack;                       /* copy the program into the bundle */
     const char *initial_stream;     /* also stream the initial log here ("-": stdout) */
+    const char *stream;             /* the on-line stream: "HOST:PORT" or "-" (stdout) */
+    int stream_format;              /* rec_stream_format (recorder/stream.h) */
+    uint64_t stream_buffer;         /* bytes queued for the follower at most; 0 = default */
     int progress_passes;            /* the backend passes show their progress on stderr */
     /* Limits; 0 = none. Reaching one ends the recording as interrupted. */
     uint64_t max_instructions;
@@ -73,6 +81,10 @@ void recording_interrupt(recording *r, int sig);
 /* The bundle's directory (the one made in the default place if the
  * options named none); valid until recording_free. */
 const char *recording_dir(const recording *r);
+
+/* The stream's state (bytes, lag, dropped); 0, or -1 if not streaming. */
+struct rec_stream_lag;
+int recording_stream_lag(recording *r, struct rec_stream_lag *out);
 
 void recording_free(recording *r);
 

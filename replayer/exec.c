@@ -32,6 +32,7 @@ typedef struct rp_worker {
  * they come (memory: one block, whatever the output's length). */
 typedef struct rp_cmp {
     FILE *f;                   /* the recording's file; NULL: none (no bytes expected) */
+    int spool;                 /* a stream's replay: F collects the replay's bytes, compared at the end */
     uint64_t n;                /* bytes the replay wrote */
     uint64_t bad;              /* 0, or 1 + the offset of the first byte that differs */
 } rp_cmp;
@@ -60,6 +61,12 @@ struct rp_exec {
 /* The replay wrote P[0..N) to C: compared with the recording's next N bytes. */
 static void cmp_add(rp_cmp *c, uint8_t *block, size_t size, const uint8_t *p, size_t n)
 {
+    if (c->spool) {
+        if (fwrite(p, 1, n, c->f) != n && !c->bad)
+            c->bad = 1 + c->n;
+        c->n += n;
+        return;
+    }
     for (size_t done = 0; done < n && !c->bad;) {
         size_t k = n - done < size ? n - done : size;
         size_t got = c->f ? fread(block, 1, k, c->f) : 0, i = 0;
@@ -151,13 +158,14 @@ static const rru_env_ops replay_env = {env_csr, env_sc};
 
 /* ---- opening ---- */
 
-static char **strings(const rnr_bundle *b, const char *prefix, size_t n)
+static char **strings(const rnr_manifest *m, const char *prefix, size_t n)
 {
     char **v = xcalloc(n + 1, sizeof *v);
     for (size_t i = 0; i < n; i++) {
         char key[64];
         snprintf(key, sizeof key, "%s.%zu", prefix, i);
-        v[i] = strdup(rnr_bundle_str(b, key));
+        const char *s = rnr_manifest_get(m, key);
+        v[i] = s ? strdup(s) : NULL;
     }
     return v;
 }
@@ -168,6 +176,9 @@ static void free_strings(char **v, size_t n)
         free(v[i]);
     free(v);
 }
+
+static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char *input_name,
+                 const rp_exec_options *o, char *err, size_t errlen);
 
 rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size_t errlen)
 {
@@ -235,22 +246,67 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     x->in = rp_input_load(path, err, errlen);
     if (!x->in)
         goto fail;
+    (void)cpus, (void)seed, (void)quantum, (void)argc, (void)envc, (void)recorded;
+    if (build(x, rnr_bundle_get(m), prog, path, o, err, errlen) < 0)
+        goto fail;
+    return x;
+fail:
+    rp_exec_free(x);
+    return NULL;
+}
+
+/* The manifest's u64 KEY into *V; -1 with a message if absent or not a number. */
+static int need_u64(const rnr_manifest *m, const char *key, uint64_t *v, char *err, size_t errlen)
+{
+    if (rnr_manifest_get_u64(m, key, v) < 0) {
+        snprintf(err, errlen, "the recording's manifest has no valid '%s'", key);
+        return -1;
+    }
+    return 0;
+}
+
+/* The recorded process rebuilt from manifest M, program PROG and the
+ * input log (x->in, at INPUT_NAME), and the workers' harts. */
+static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char *input_name,
+                 const rp_exec_options *o, char *err, size_t errlen)
+{
+    uint64_t cpus, seed, quantum, argc, envc, mem_limit;
+    if (need_u64(m, "cpus", &cpus, err, errlen) < 0 || need_u64(m, "seed", &seed, err, errlen) < 0 ||
+        need_u64(m, "quantum", &quantum, err, errlen) < 0 ||
+        need_u64(m, "argc", &argc, err, errlen) < 0 || need_u64(m, "envc", &envc, err, errlen) < 0 ||
+        need_u64(m, "mem-limit", &mem_limit, err, errlen) < 0)
+        return -1;
+    if (cpus < 1 || cpus > 64 || argc < 1 || argc > 65536 || envc > 65536) {
+        snprintf(err, errlen, "the recording's manifest has 'cpus', 'argc' or 'envc' out of range");
+        return -1;
+    }
+    const char *recorded = rnr_manifest_get(m, "program");
+    if (!recorded) {
+        snprintf(err, errlen, "the recording's manifest has no 'program'");
+        return -1;
+    }
+    x->cpus = (unsigned)cpus;
     const rnr_input_record *start = rp_input_start(x->in);
     if (!start || start->len != 16) {
-        snprintf(err, errlen, "%s: no START record with the 16 AT_RANDOM bytes", path);
-        goto fail;
+        snprintf(err, errlen, "%s: no START record with the 16 AT_RANDOM bytes", input_name);
+        return -1;
     }
     x->argc = (size_t)argc;
     x->envc = (size_t)envc;
     x->argv = strings(m, "arg", x->argc);
     x->envp = strings(m, "env", x->envc);
+    for (size_t k = 0; k < x->argc + x->envc; k++)
+        if (!(k < x->argc ? x->argv[k] : x->envp[k - x->argc])) {
+            snprintf(err, errlen, "the recording's manifest lacks an argument or environment string");
+            return -1;
+        }
     drv_config cfg;
     drv_config_default(&cfg);
     cfg.machine.cores = (unsigned)cpus;
     cfg.machine.seed = seed;
     cfg.quantum = quantum;
     /* The guest's RLIMIT_AS: mmap, brk and mremap run again under it. */
-    cfg.mem_limit = rnr_bundle_u64(m, "mem-limit");
+    cfg.mem_limit = mem_limit;
     x->program = strdup(prog);
     cfg.execfn = recorded;
     cfg.random_bytes = start->data;
@@ -261,12 +317,12 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
     x->p = drv_replay_new(&cfg, prog, (const char *const *)x->argv, x->argc,
                           (const char *const *)x->envp, x->envc, err, errlen);
     if (!x->p)
-        goto fail;
+        return -1;
     x->first_tid = start->tid;
     x->sc_count = xcalloc(x->max_threads, sizeof *x->sc_count);
     x->checked = xcalloc(x->max_threads, sizeof *x->checked);
     /* A recording without the key predates sparse checks: every chunk. */
-    if (rnr_manifest_get_u64(rnr_bundle_get(m), "check-every", &x->check_every) < 0)
+    if (rnr_manifest_get_u64(m, "check-every", &x->check_every) < 0)
         x->check_every = 0;
     x->nw = o->workers ? o->workers : 1;
     x->w = xcalloc(x->nw, sizeof *x->w);
@@ -275,10 +331,48 @@ rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size
         x->w[i].h = rru_hart_new(drv_replay_mem(x->p), i);
         if (!x->w[i].h) {
             snprintf(err, errlen, "out of memory");
-            goto fail;
+            return -1;
         }
         rru_hart_set_env(x->w[i].h, &replay_env, &x->w[i]);
     }
+    return 0;
+}
+
+rp_exec *rp_exec_open_stream(const rnr_manifest *m, const char *program, rp_io_open_fn open_input,
+                             void *ctx, const rp_exec_options *o, char *err, size_t errlen)
+{
+    rp_exec *x = xcalloc(1, sizeof *x);
+    x->print = o->out;
+    pthread_mutex_init(&x->lock, NULL);
+    x->dir = strdup("<stream>");
+    x->max_threads = RP_STREAM_THREADS;
+    const char *sha_hex = rnr_manifest_get(m, "program.sha256");
+    uint8_t sha[32];
+    char hex[RNR_SHA256_HEX];
+    if (!sha_hex) {
+        snprintf(err, errlen, "the recording's manifest has no 'program.sha256'");
+        goto fail;
+    }
+    if (rnr_sha256_file(program, sha, err, errlen) < 0)
+        goto fail;
+    rnr_hex(sha, 32, hex);
+    if (strcmp(hex, sha_hex) != 0) {
+        snprintf(err, errlen, "the program received (SHA-256 %s) is not the recorded one (%s)", hex,
+                 sha_hex);
+        goto fail;
+    }
+    x->out.spool = x->err.spool = 1;
+    x->out.f = tmpfile();
+    x->err.f = tmpfile();
+    if (!x->out.f || !x->err.f) {
+        snprintf(err, errlen, "a temporary file for the replay's output: %s", strerror(errno));
+        goto fail;
+    }
+    x->in = rp_input_open_io(open_input, ctx, "the stream's input log", err, errlen);
+    if (!x->in)
+        goto fail;
+    if (build(x, m, program, "the stream's input log", o, err, errlen) < 0)
+        goto fail;
     return x;
 fail:
     rp_exec_free(x);
@@ -514,10 +608,34 @@ struct drv_proc *rp_exec_proc(rp_exec *x) { return x->p; }
 
 /* ---- the end ---- */
 
+/* A stream's replay: the spooled bytes of C against the file at PATH. */
+static void spool_compare(rp_cmp *c, const char *path)
+{
+    if (c->bad)
+        return;
+    FILE *rec = fopen(path, "rb");
+    rewind(c->f);
+    uint64_t at = 0;
+    for (;;) {
+        int a = fgetc(c->f), b = rec ? fgetc(rec) : EOF;
+        if (a != b) {
+            c->bad = 1 + at;
+            break;
+        }
+        if (a == EOF)
+            break;
+        at++;
+    }
+    if (rec)
+        fclose(rec);
+}
+
 /* 1 if C's bytes were the recording's, all of them; else the message. */
 static int cmp_done(rp_cmp *c, const char *what, const char *path, char *msg, size_t msglen)
 {
-    if (!c->bad && c->f && fgetc(c->f) != EOF)
+    if (c->spool)
+        spool_compare(c, path);
+    else if (!c->bad && c->f && fgetc(c->f) != EOF)
         c->bad = 1 + c->n;
     if (!c->bad)
         return 1;
@@ -526,16 +644,25 @@ static int cmp_done(rp_cmp *c, const char *what, const char *path, char *msg, si
     return 0;
 }
 
-int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
+#define NEED(key, v)                                                                          \
+    do {                                                                                      \
+        if (rnr_manifest_get_u64(m, key, v) < 0) {                                            \
+            snprintf(msg, msglen, "the recording's manifest has no valid '%s'", key);         \
+            return 1;                                                                         \
+        }                                                                                     \
+    } while (0)
+
+/* The end's checks against the recording's manifest M and output files. */
+static int finish_with(rp_exec *x, const rnr_manifest *m, const char *out_path,
+                       const char *err_path, char *msg, size_t msglen)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/stdout", x->dir);
-    if (!cmp_done(&x->out, "stdout", path, msg, msglen))
+    if (!cmp_done(&x->out, "stdout", out_path, msg, msglen))
         return 1;
-    snprintf(path, sizeof path, "%s/stderr", x->dir);
-    if (!cmp_done(&x->err, "stderr", path, msg, msglen))
+    if (!cmp_done(&x->err, "stderr", err_path, msg, msglen))
         return 1;
-    uint64_t want_status = rnr_bundle_u64(x->b, "exit-status");
+    uint64_t want_status, threads;
+    NEED("exit-status", &want_status);
+    NEED("threads", &threads);
     drv_end end;
     int status;
     if (drv_replay_ended(x->p, &end, &status)) {
@@ -546,29 +673,30 @@ int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
             return 1;
         }
     } else {
-        const char *e = rnr_bundle_str(x->b, "end");
-        if (strcmp(e, "exited") == 0) {
+        const char *e = rnr_manifest_get(m, "end");
+        if (e && strcmp(e, "exited") == 0) {
             snprintf(msg, msglen, "the recording exited (status %" PRIu64 ") but the replay's "
                      "threads never did", want_status);
             return 1;
         }
     }
-    if (drv_proc_threads(x->p) != x->max_threads) {
-        snprintf(msg, msglen, "the replay created %zu threads, the recording %u",
-                 drv_proc_threads(x->p), x->max_threads);
+    if (drv_proc_threads(x->p) != threads) {
+        snprintf(msg, msglen, "the replay created %zu threads, the recording %" PRIu64,
+                 drv_proc_threads(x->p), threads);
         return 1;
     }
     for (size_t k = 0; k < drv_proc_threads(x->p); k++) {
         uint32_t tid;
-        uint64_t n, want;
+        uint64_t n, want, want_tid;
         char key[64];
         drv_proc_thread(x->p, k, &tid, &n);
         snprintf(key, sizeof key, "thread.%zu.instructions", k);
-        want = rnr_bundle_u64(x->b, key);
+        NEED(key, &want);
         snprintf(key, sizeof key, "thread.%zu.tid", k);
-        if (rnr_bundle_u64(x->b, key) != tid) {
+        NEED(key, &want_tid);
+        if (want_tid != tid) {
             snprintf(msg, msglen, "the replay's thread %zu has tid %u, the recording's %" PRIu64, k,
-                     tid, rnr_bundle_u64(x->b, key));
+                     tid, want_tid);
             return 1;
         }
         if (want != n) {
@@ -581,11 +709,25 @@ int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
     char hex[RNR_SHA256_HEX];
     drv_proc_digest(x->p, d);
     rnr_hex(d, 32, hex);
-    const char *want = rnr_bundle_str(x->b, "final.digest");
-    if (strcmp(want, hex) != 0) {
+    const char *want = rnr_manifest_get(m, "final.digest");
+    if (!want || strcmp(want, hex) != 0) {
         snprintf(msg, msglen, "the final state differs: digest %s in the replay, %s in the "
-                 "recording", hex, want);
+                 "recording", hex, want ? want : "none");
         return 1;
     }
     return 0;
+}
+
+int rp_exec_finish(rp_exec *x, char *msg, size_t msglen)
+{
+    char out[4096], err[4096];
+    snprintf(out, sizeof out, "%s/stdout", x->dir);
+    snprintf(err, sizeof err, "%s/stderr", x->dir);
+    return finish_with(x, rnr_bundle_get(x->b), out, err, msg, msglen);
+}
+
+int rp_exec_finish_stream(rp_exec *x, const rnr_manifest *final, const char *stdout_path,
+                          const char *stderr_path, char *msg, size_t msglen)
+{
+    return finish_with(x, final, stdout_path, stderr_path, msg, msglen);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "formats/io.h"
 #include "rru/hart.h"
 
 typedef struct rp_exec rp_exec;
@@ -27,6 +28,20 @@ typedef struct rp_exec_options {
  * set when the program is not the recorded one). */
 rp_exec *rp_exec_open(const char *dir, const rp_exec_options *o, char *err, size_t errlen);
 void rp_exec_free(rp_exec *x);
+/* A replay of a recording still being made (the on-line follower,
+ * docs/online.md): M is the manifest's fixed part (program, arguments,
+ * environment, configuration), PROGRAM the program received (checked
+ * against M's SHA-256), and the input log is read through cursors that
+ * OPEN_INPUT makes (each a new reader of the log from its start, whose
+ * reads wait for bytes still to come and end when the stream does). The
+ * replay's output is kept and compared by rp_exec_finish_stream. At most
+ * RP_STREAM_THREADS threads. NULL with one line in err. */
+struct rnr_manifest;
+typedef rnr_io *(*rp_io_open_fn)(void *ctx);
+#define RP_STREAM_THREADS 65536u
+rp_exec *rp_exec_open_stream(const struct rnr_manifest *m, const char *program,
+                             rp_io_open_fn open_input, void *ctx, const rp_exec_options *o,
+                             char *err, size_t errlen);
 /* Opens the bundle's final log of KIND after checking it against the
  * manifest's digest, then ends the bundle's shared lock. NULL with one line
  * in err (exit status 2). */
@@ -77,5 +92,9 @@ struct drv_proc *rp_exec_proc(rp_exec *x);
  * instruction counts and the final digest equal the recording's; 1 with
  * the first difference in msg. */
 int rp_exec_finish(rp_exec *x, char *msg, size_t msglen);
+/* The same for a stream's replay: FINAL is the recording's final manifest,
+ * the paths the recorded stdout and stderr as received. */
+int rp_exec_finish_stream(rp_exec *x, const struct rnr_manifest *final, const char *stdout_path,
+                          const char *stderr_path, char *msg, size_t msglen);
 
 #endif

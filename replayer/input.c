@@ -226,6 +226,33 @@ rp_input *rp_input_load(const char *path, char *err, size_t errlen)
     return in;
 }
 
+rp_input *rp_input_open_io(rnr_io *(*open)(void *ctx), void *ctx, const char *name, char *err,
+                           size_t errlen)
+{
+    rp_input *in = xcalloc(1, sizeof *in);
+    pthread_mutex_init(&in->mu, NULL);
+    in->r = rnr_reader_open_io(open(ctx), err, errlen);
+    if (in->r)
+        in->rc = rnr_reader_open_io(open(ctx), err, errlen);
+    if (!in->r || !in->rc) {
+        rp_input_free(in);
+        return NULL;
+    }
+    in->h = *rnr_reader_header(in->r);
+    if (in->h.kind != RNR_LOG_INPUT) {
+        snprintf(err, errlen, "%s: a %s log, not an input log", name, rnr_log_kind_name(in->h.kind));
+        rp_input_free(in);
+        return NULL;
+    }
+    read_record(in);
+    if (in->failed) {
+        snprintf(err, errlen, "%s", in->error);
+        rp_input_free(in);
+        return NULL;
+    }
+    return in;
+}
+
 void rp_input_free(rp_input *in)
 {
     if (!in)

@@ -17,6 +17,12 @@ typedef struct rp_input rp_input;
  * truncated log is refused, a replay needs all of it). NULL with
  * "PATH: ..." in err. */
 rp_input *rp_input_load(const char *path, char *err, size_t errlen);
+/* The input log of a recording still being made: OPEN makes each cursor
+ * (a stream of the log from its start whose reads wait for bytes to come).
+ * Not checked whole first: a log that ends early fails the replay where
+ * a record is missing. NULL with "NAME: ..." in err. */
+rp_input *rp_input_open_io(rnr_io *(*open)(void *ctx), void *ctx, const char *name, char *err,
+                           size_t errlen);
 void rp_input_free(rp_input *in);
 const rnr_log_header *rp_input_header(const rp_input *in);
 

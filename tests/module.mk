@@ -59,7 +59,7 @@ tsan-run: $(TEST_BIN) $(RNR)
 # case starts run natively); the suites that work through rnr commands are
 # left to tests/valgrind-cli, which runs every command under valgrind once
 # on a small recording and on bad inputs.
-VALGRIND_SKIP   := adaptive_cli backend_cli cli gdb newuser options record replay run stats suite
+VALGRIND_SKIP   := adaptive_cli backend_cli cli gdb newuser online options record replay run stats suite
 VALGRIND_SUITES := $(filter-out $(VALGRIND_SKIP),$(TEST_NAMES))
 valgrind-run: $(TEST_BIN) $(RNR) $(GUEST_BINS)
 	$(TEST_ENV) CK_FORK=no RNR_VALGRIND=1 valgrind -q --leak-check=full \

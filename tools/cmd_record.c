@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "recorder/session.h"
+#include "recorder/stream.h"
 #include "rru/alloc.h"
 #include "tools/cli.h"
 #include "tools/guest_env.h"
@@ -68,6 +70,18 @@ const char cmd_record_help[] =
     "  --initial-log PATH also stream the initial log to PATH ('-' = stdout,\n"
     "                     which then carries no guest output; a FIFO works):\n"
     "                     e.g. `rnr record --initial-log - ... | rnr maxpar - -`\n"
+    "  --stream HOST:PORT|-  also send, while the guest runs, everything a replay\n"
+    "                     needs (manifest, program, logs, output, a final log\n"
+    "                     made on the fly) to `rnr follow` listening at\n"
+    "                     HOST:PORT, or to stdout ('-', which then carries no\n"
+    "                     guest output): `rnr record --stream - ... | rnr follow -`\n"
+    "                     (docs/online.md). The guest never waits for the\n"
+    "                     follower: past --stream-buffer the stream is dropped\n"
+    "                     with a warning; the bundle is written in full\n"
+    "  --stream-format maxpar|stitched  the final log streamed (default maxpar;\n"
+    "                     stitched: fewer bytes, less parallel replay)\n"
+    "  --stream-buffer B  bytes queued for a slow follower at most (K, M, G;\n"
+    "                     default 64M)\n"
     GUEST_ENV_HELP
     "  --max-instructions N  stop after about N instructions (all threads)\n"
     "  --max-seconds S    stop after S seconds of host wall time\n"
@@ -104,9 +118,18 @@ static void on_progress(void *ctx, const recording_progress *p)
     (void)ctx;
     progress_drawn = 1;
     fprintf(stderr, "\rrnr record: %" PRIu64 " instruction%s, %" PRIu64 " chunk%s, %.1f MIPS, "
-            "%" PRIu64 " KiB of initial log   ",
+            "%" PRIu64 " KiB of initial log",
             p->instructions, cli_s(p->instructions), p->chunks, cli_s(p->chunks), p->seconds > 0 ? (double)p->instructions / p->seconds / 1e6 : 0.0,
             p->initial_log_bytes / 1024);
+    if (p->streaming && p->stream_dropped)
+        fprintf(stderr, ", stream dropped");
+    else if (p->streaming && p->stream_acks)
+        fprintf(stderr, ", stream %" PRIu64 " KiB, follower %" PRIu64 " chunk%s behind",
+                p->stream_bytes / 1024, p->stream_chunks - p->stream_acked,
+                cli_s(p->stream_chunks - p->stream_acked));
+    else if (p->streaming)
+        fprintf(stderr, ", stream %" PRIu64 " KiB", p->stream_bytes / 1024);
+    fputs("   ", stderr);
     fflush(stderr);
 }
 
@@ -114,13 +137,14 @@ int cmd_record(int argc, char **argv)
 {
     static const char *const valued[] = {MACHINE_OPTS_VALUED, "-o", "--initial-log", "--env",
                                          "--unset", "--max-instructions", "--max-seconds",
-                                         "--max-log-bytes", "--exit-code", "--check-every", NULL};
+                                         "--max-log-bytes", "--exit-code", "--check-every", "--stream",
+                                         "--stream-format", "--stream-buffer", NULL};
     cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     recording_options ro;
     memset(&ro, 0, sizeof ro);
     machine_opts mo;
     machine_opts_init(&mo, &ro.cfg, argc);
-    int quiet = 0, i = 1, rc = RNR_EXIT_USAGE, exit_rnr = 0;
+    int quiet = 0, i = 1, rc = RNR_EXIT_USAGE, exit_rnr = 0, stream_format_given = 0;
     int progress = isatty(STDERR_FILENO);
     ro.pack = 1;
     guest_env env;
@@ -161,7 +185,8 @@ int cmd_record(int argc, char **argv)
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--initial-log") == 0 ||
                    strcmp(a, "--max-instructions") == 0 || strcmp(a, "--max-seconds") == 0 ||
                    strcmp(a, "--max-log-bytes") == 0 || strcmp(a, "--exit-code") == 0 ||
-                   strcmp(a, "--check-every") == 0) {
+                   strcmp(a, "--check-every") == 0 || strcmp(a, "--stream") == 0 ||
+                   strcmp(a, "--stream-format") == 0 || strcmp(a, "--stream-buffer") == 0) {
             if (i + 1 >= argc) {
                 cli_usage("record", "option %s needs an argument", a);
                 goto out;
@@ -186,6 +211,25 @@ int cmd_record(int argc, char **argv)
                 }
             } else if (strcmp(a, "--initial-log") == 0) {
                 ro.initial_stream = v;
+            } else if (strcmp(a, "--stream") == 0) {
+                ro.stream = v;
+            } else if (strcmp(a, "--stream-format") == 0) {
+                if (strcasecmp(v, "maxpar") == 0) {
+                    ro.stream_format = REC_STREAM_MAXPAR;
+                } else if (strcasecmp(v, "stitched") == 0) {
+                    ro.stream_format = REC_STREAM_STITCHED;
+                } else if (strcasecmp(v, "adaptive") == 0) {
+                    cli_usage("record", "--stream-format adaptive is not available in this rnr "
+                              "(maxpar or stitched)");
+                    goto out;
+                } else {
+                    cli_usage("record", "--stream-format wants maxpar or stitched, not '%s'", v);
+                    goto out;
+                }
+                stream_format_given = 1;
+            } else if (strcmp(a, "--stream-buffer") == 0) {
+                if (cli_parse_bytes("record", a, v, 4096, UINT64_MAX, &ro.stream_buffer) < 0)
+                    goto out;
             } else if (strcmp(a, "--max-instructions") == 0) {
                 if (cli_parse_u64("record", a, v, 1, UINT64_MAX, &ro.max_instructions) < 0)
                     goto out;
@@ -206,6 +250,18 @@ int cmd_record(int argc, char **argv)
     }
     if (quiet)
         progress = 0;
+    if (ro.stream && ro.initial_stream && strcmp(ro.stream, "-") == 0 &&
+        strcmp(ro.initial_stream, "-") == 0) {
+        cli_usage("record", "--stream - and --initial-log - both want stdout");
+        goto out;
+    }
+    if ((stream_format_given || ro.stream_buffer) && !ro.stream) {
+        cli_usage("record", "--stream-format and --stream-buffer need --stream");
+        goto out;
+    }
+    /* A follower that goes away is a warning, not a signal that kills rnr. */
+    if (ro.stream)
+        signal(SIGPIPE, SIG_IGN);
     if (i >= argc) {
         cli_usage("record", "missing PROG");
         goto out;

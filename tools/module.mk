@@ -56,3 +56,10 @@ BENCH_TARGETS += bench-slowdown
 .PHONY: bench-slowdown
 bench-slowdown: $(RNR) $(GUEST_BINS)
 	REPS=$(SLOWDOWN_REPS) SUITE_SIZE=$(BENCH_SIZE) tools/bench-slowdown $(abspath $(RNR)) $(abspath $(GUEST_DIR))
+
+# `make bench`: the on-line follower on loopback, MaxPar and Stitched on 1
+# and 2 workers (tools/bench-online; docs/online.md has the table).
+BENCH_TARGETS += bench-online
+.PHONY: bench-online
+bench-online: $(RNR) $(GUEST_BINS)
+	SUITE_SIZE=$(or $(ONLINE_SIZE),small) tools/bench-online $(abspath $(RNR)) $(abspath $(GUEST_DIR))

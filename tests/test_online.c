@@ -1,0 +1,444 @@
+/* tests/test_online.c: `rnr record --stream` and `rnr follow` end to end,
+ * on loopback and through a pipe: the follower's verdict and output
+ * against the recording's, its bundle replayed and verified; a primary
+ * killed, a follower killed or too slow, a stream that is garbage, of
+ * another version or tampered with, a second primary. Every process runs
+ * under timeout(1), so each case ends by itself. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "formats/stream.h"
+#include "tests/testutil.h"
+
+/* The shell's helpers: R the rnr binary, G the guests, T a scratch folder;
+ * follow_bg starts a follower listening on a free port (its output in
+ * $T/f.out, $T/f.err, its status in $T/f.rc) and sets PORT. */
+static const char prelude[] =
+    "set -u\n"
+    "TO=$((60 * ${CK_TIMEOUT_MULTIPLIER:-1}))\n"
+    "WD=\n"
+    "trap '[ -n \"$WD\" ] && kill $WD 2>/dev/null' EXIT\n"
+    "follow_bg() {\n"
+    "  ( sh -c 'echo $$ >\"$T/f.pid\"; exec \"$0\" \"$@\"' \"$R\" follow --listen 127.0.0.1:0 \"$@\" "
+    ">\"$T/f.out\" 2>\"$T/f.err\"; echo $? >\"$T/f.rc\" ) &\n"
+    "  FSH=$!\n"
+    "  i=0; while ! grep -q 'listening on' \"$T/f.err\" 2>/dev/null; do\n"
+    "    i=$((i+1)); [ $i -gt 400 ] && { echo 'no listening line'; exit 1; }; sleep 0.05; done\n"
+    "  FPID=$(cat \"$T/f.pid\")\n"
+    "  [ -n \"$FPID\" ] || { echo 'no follower pid'; exit 1; }\n"
+    "  ( sleep $TO; kill -KILL $FPID ) >/dev/null 2>&1 &\n"
+    "  WD=$!\n"
+    "  PORT=$(sed -n 's/.*listening on 127.0.0.1:\\([0-9]*\\)$/\\1/p' \"$T/f.err\")\n"
+    "}\n";
+
+/* Runs SCRIPT (after the prelude) with sh in scratch folder T. */
+static void sh(tu_output *o, const char *t, const char *script)
+{
+    size_t n = strlen(prelude) + strlen(script) + 1;
+    char *all = malloc(n);
+    snprintf(all, n, "%s%s", prelude, script);
+    char r[4200], g[4200], tt[4200];
+    snprintf(r, sizeof r, "R=%s", tu_rnr_bin());
+    snprintf(g, sizeof g, "G=%s", tu_env("RNR_GUEST_DIR"));
+    snprintf(tt, sizeof tt, "T=%s", t);
+    const char *argv[] = { "/usr/bin/env", r, g, tt, "/bin/sh", "-c", all, NULL };
+    tu_run(argv, NULL, o);
+    free(all);
+}
+
+static char *slurp(const char *t, const char *name)
+{
+    size_t n;
+    return (char *)tu_read_file(tu_path(t, name), &n);
+}
+
+static int file_status(const char *t, const char *name)
+{
+    char *s = slurp(t, name);
+    int v = atoi(s);
+    free(s);
+    return v;
+}
+
+/* The bundle DIR replays (FORMAT) and verifies. */
+static void replays_and_verifies(const char *dir, const char *format)
+{
+    tu_output o;
+    tu_rnr(&o, (const char *[]){ "replay", "-j", "2", "--quiet", "--format", format, dir, NULL });
+    ck_assert_msg(o.status == 0, "replay %s %s: %d %s", dir, format, o.status, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){ "verify", dir, format, NULL });
+    ck_assert_msg(o.status == 0, "verify %s %s: %d %s", dir, format, o.status, o.err);
+    tu_output_free(&o);
+}
+
+START_TEST(online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_workers)
+{
+    static const struct { const char *format, *workers, *prog; } cases[] = {
+        { "maxpar", "1", "racy" }, { "maxpar", "2", "racy" },
+        { "stitched", "1", "parloop" }, { "stitched", "2", "racy" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = tu_tmpdir();
+        char script[2048];
+        snprintf(script, sizeof script,
+                 "follow_bg -j %s -o \"$T/f\"\n"
+                 "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --stream-format %s "
+                 "-o \"$T/p\" -- \"$G/%s\" >\"$T/p.out\" 2>\"$T/p.err\"; echo \"record $?\"\n"
+                 "wait $FSH\n",
+                 cases[i].workers, cases[i].format, cases[i].prog);
+        tu_output o;
+        sh(&o, t, script);
+        char *ferr = slurp(t, "f.err");
+        ck_assert_msg(strstr(o.out, "record 0") && file_status(t, "f.rc") == 0,
+                      "case %zu: %s\nfollower: %s", i, o.out, ferr);
+        char want[64];
+        snprintf(want, sizeof want, "verified: %s log, %s worker", cases[i].format, cases[i].workers);
+        ck_assert_msg(strstr(ferr, want), "case %zu: '%s' lacks '%s'", i, ferr, want);
+        ck_assert_msg(strstr(ferr, ": complete"), "case %zu: %s", i, ferr);
+        /* The replay's stdout is the recording's, byte for byte. */
+        size_t a, b;
+        uint8_t *fo = tu_read_file(tu_path(t, "f.out"), &a);
+        uint8_t *po = tu_read_file(tu_path(t, "p/stdout"), &b);
+        ck_assert_msg(a == b && a > 0 && memcmp(fo, po, a) == 0, "case %zu: stdout differs", i);
+        free(fo);
+        free(po);
+        /* The received bundle stands on its own. */
+        replays_and_verifies(tu_path(t, "f"), cases[i].format);
+        free(ferr);
+        tu_output_free(&o);
+        tu_rmtree(t);
+        free(t);
+    }
+}
+END_TEST
+
+START_TEST(online_follower_replays_a_stream_through_a_pipe)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "timeout $TO \"$R\" record -n 4 --quiet --stream - -o \"$T/p\" -- \"$G/racy\" 2>\"$T/p.err\" | "
+       "timeout $TO \"$R\" follow -j 2 -o \"$T/f\" - >\"$T/f.out\" 2>\"$T/f.err\"; echo \"follow $?\"\n");
+    char *ferr = slurp(t, "f.err");
+    ck_assert_msg(strstr(o.out, "follow 0") && strstr(ferr, "verified: maxpar log"), "%s %s", o.out,
+                  ferr);
+    size_t a, b;
+    uint8_t *fo = tu_read_file(tu_path(t, "f.out"), &a);
+    uint8_t *po = tu_read_file(tu_path(t, "p/stdout"), &b);
+    ck_assert_msg(a == b && a > 0 && memcmp(fo, po, a) == 0, "stdout differs");
+    free(fo);
+    free(po);
+    replays_and_verifies(tu_path(t, "f"), "maxpar");
+    free(ferr);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+START_TEST(online_follower_stops_soon_after_the_primary_is_killed)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    /* endless runs for ever: only the kill ends the primary. */
+    sh(&o, t,
+       "follow_bg -j 2 -o \"$T/f\"\n"
+       "\"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT -o \"$T/p\" -- "
+       "\"$G/endless\" 2 0 >/dev/null 2>&1 &\n"
+       "RP=$!\n"
+       "sleep 1\n"
+       "kill -KILL $RP; t0=$(date +%s%N)\n"
+       "wait $FSH; t1=$(date +%s%N)\n"
+       "echo \"stopped after $(( (t1 - t0) / 1000000 )) ms\"\n");
+    char *ferr = slurp(t, "f.err");
+    ck_assert_msg(file_status(t, "f.rc") == 1, "%s %s", o.out, ferr);
+    ck_assert_msg(strstr(ferr, "the stream ended before the recording did") &&
+                  strstr(ferr, "last chunk replayed: cpu "), "%s", ferr);
+    const char *ms = strstr(o.out, "stopped after ");
+    const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
+    long bound = 10000 * (mult && atol(mult) > 0 ? atol(mult) : 1);
+    ck_assert_msg(ms && atol(ms + 14) < bound, "%s (more than %ld ms)", o.out, bound);
+    /* The prefix: status incomplete, readable by rnr info and rnr dump. */
+    char *status = tu_manifest_value(tu_path(t, "f"), "status");
+    ck_assert_msg(status && strncmp(status, "incomplete: ", 12) == 0, "%s", status);
+    free(status);
+    tu_output i;
+    tu_rnr(&i, (const char *[]){ "info", tu_path(t, "f"), NULL });
+    ck_assert_msg(i.status == 0 && strstr(i.out, "incomplete"), "%d %s %s", i.status, i.out, i.err);
+    tu_output_free(&i);
+    tu_rnr(&i, (const char *[]){ "dump", tu_path(t, "f/maxpar.log"), NULL });
+    ck_assert_msg(tu_count_lines(i.out) > 10, "%s", i.err);
+    tu_output_free(&i);
+    free(ferr);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+START_TEST(online_primary_finishes_its_bundle_when_the_follower_is_killed)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "mkdir \"$T/ft\"; TMPDIR=\"$T/ft\" follow_bg -j 1 --quiet\n"
+       "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --backend -o \"$T/p\" -- "
+       "\"$G/endless\" 2 0.1 >/dev/null 2>\"$T/p.err\" &\n"
+       "RP=$!\n"
+       /* Killed at the start: once the program has begun to come. */
+       "i=0; until [ -n \"$(find \"$T/ft\" -name '.program.*' -size +0 2>/dev/null)\" ]; do\n"
+       "  i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.02; done\n"
+       "kill -KILL $FPID\n"
+       "wait $RP; echo \"record $?\"; wait $FSH\n");
+    char *perr = slurp(t, "p.err");
+    ck_assert_msg(strstr(o.out, "record 0"), "%s %s", o.out, perr);
+    ck_assert_msg(file_status(t, "f.rc") == 128 + 9, "the follower was not killed: %s", o.out);
+    ck_assert_msg(strstr(perr, "warning: the stream's follower") && strstr(perr, "dropped"), "%s", perr);
+    replays_and_verifies(tu_path(t, "p"), "maxpar");
+    free(perr);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+START_TEST(online_primary_drops_the_stream_of_a_follower_that_does_not_read)
+{
+    /* A listener that never accepts nor reads, with a tiny receive buffer. */
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(l, 1), 0);
+    socklen_t sl = sizeof a;
+    getsockname(l, (struct sockaddr *)&a, &sl);
+    char *t = tu_tmpdir();
+    char where[64];
+    snprintf(where, sizeof where, "127.0.0.1:%u", ntohs(a.sin_port));
+    tu_output o;
+    tu_rnr(&o, (const char *[]){ "record", "-n", "4", "--quiet", "--backend", "--stream", where,
+                                 "--stream-buffer", "64K", "-o", tu_path(t, "p"), "--",
+                                 tu_path(tu_env("RNR_GUEST_DIR"), "racy"), NULL });
+    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
+    ck_assert_msg(strstr(o.err, "fell more than 65536 bytes behind") &&
+                  strstr(o.err, "the local bundle is written in full"), "%s", o.err);
+    tu_output_free(&o);
+    replays_and_verifies(tu_path(t, "p"), "maxpar");
+    close(l);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+START_TEST(online_follower_refuses_garbage_another_version_and_a_second_primary)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "head -c 3000 /dev/urandom | sed '1s/^/x/' | timeout $TO \"$R\" follow - 2>\"$T/g.err\"; "
+       "echo \"garbage $?\"\n"
+       "printf '\\211RNRSTR\\n\\002\\000\\000\\000\\000\\000\\000\\000' | "
+       "timeout $TO \"$R\" follow - 2>\"$T/v.err\"; echo \"version $?\"\n"
+       "follow_bg -j 1 --quiet\n"
+       "timeout $TO \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p1\" -- "
+       "\"$G/endless\" 2 0.05 >/dev/null 2>&1 &\n"
+       "RP=$!\n"
+       "sleep 0.5\n"
+       "timeout $TO \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p2\" -- "
+       "\"$G/racy\" >/dev/null 2>\"$T/s.err\"; echo \"second $?\"\n"
+       "[ -e \"$T/p2\" ] && echo 'p2 exists'\n"
+       "wait $RP; echo \"first $?\"; wait $FSH\n");
+    ck_assert_msg(strstr(o.out, "garbage 2") && strstr(o.out, "version 2") &&
+                  strstr(o.out, "second 2") && strstr(o.out, "first 0") &&
+                  !strstr(o.out, "p2 exists"), "%s", o.out);
+    char *g = slurp(t, "g.err"), *v = slurp(t, "v.err"), *s = slurp(t, "s.err");
+    ck_assert_msg(strstr(g, "not an rnr stream"), "%s", g);
+    ck_assert_msg(strstr(v, "stream version 2, this rnr reads version 1"), "%s", v);
+    ck_assert_msg(strstr(s, "cannot connect"), "%s", s);
+    ck_assert_msg(file_status(t, "f.rc") == 0, "the first primary's follower: %s", o.out);
+    free(g);
+    free(v);
+    free(s);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+/* Rewrites the stream file PATH with the first block of TYPE changed
+ * (its first byte flipped) and framed again with a valid CRC. */
+typedef struct retype {
+    rnr_membuf out;
+    uint32_t type;
+    int done;
+} retype;
+
+static int rewrite(void *ctx, uint32_t type, const uint8_t *p, size_t len)
+{
+    retype *r = ctx;
+    uint8_t *c = malloc(len + 1);
+    memcpy(c, p, len);
+    if (type == r->type && len && !r->done) {
+        c[0] ^= 1;
+        r->done = 1;
+    }
+    rnr_stream_put_block(&r->out, type, c, len);
+    free(c);
+    return 0;
+}
+
+START_TEST(online_follower_finds_a_tampered_stream)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "timeout $TO \"$R\" record -n 4 --quiet --stream - -o \"$T/p\" -- \"$G/racy\" >\"$T/s\" "
+       "2>/dev/null; echo \"record $?\"\n");
+    ck_assert_msg(strstr(o.out, "record 0"), "%s", o.out);
+    tu_output_free(&o);
+    size_t n;
+    uint8_t *s = tu_read_file(tu_path(t, "s"), &n);
+    retype r = { { NULL, 0, 0 }, RNR_ST_STDOUT, 0 };
+    rnr_stream_put_header(&r.out);
+    rnr_stream_parser *p = rnr_stream_parser_new("s", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, s, n, rewrite, &r), 0);
+    ck_assert(r.done);
+    rnr_stream_parser_free(p);
+    tu_write_file(tu_path(t, "bad"), r.out.data, r.out.len);
+    free(r.out.data);
+    free(s);
+    /* A recorded stdout that is not what the replay prints: verdict 1. */
+    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "bad"), &o);
+    ck_assert_msg(o.status == 1 && strstr(o.err, "stdout") && strstr(o.err, "differs"), "%d %s",
+                  o.status, o.err);
+    tu_output_free(&o);
+    /* The untouched stream is verified (the check above is the tampering's). */
+    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "s"), &o);
+    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+/* The blocks of channel TYPE of a stream, framed, in order. */
+typedef struct pick {
+    rnr_membuf out;
+    uint32_t type;
+    int keep;               /* 1: keep TYPE only; 0: all but TYPE, B's TYPE blocks at the first */
+    const rnr_membuf *other;
+    int placed;
+} pick;
+
+static int pick_block(void *ctx, uint32_t type, const uint8_t *p, size_t len)
+{
+    pick *k = ctx;
+    if (k->keep) {
+        if (type == k->type)
+            rnr_stream_put_block(&k->out, type, p, len);
+    } else if (type != k->type) {
+        rnr_stream_put_block(&k->out, type, p, len);
+    } else if (!k->placed) {
+        size_t at = k->out.len;
+        k->out.len += k->other->len;
+        k->out.data = realloc(k->out.data, k->out.len);
+        k->out.cap = k->out.len;
+        memcpy(k->out.data + at, k->other->data, k->other->len);
+        k->placed = 1;
+    }
+    return 0;
+}
+
+START_TEST(online_follower_stops_at_the_first_chunk_that_diverges)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "for s in 1 2; do timeout $TO \"$R\" record -n 4 --seed $s --check-every chunk --quiet "
+       "--stream - -o \"$T/p$s\" -- "
+       "\"$G/racy\" >\"$T/s$s\" 2>/dev/null || echo failed; done\n");
+    ck_assert_msg(!strstr(o.out, "failed"), "%s", o.out);
+    tu_output_free(&o);
+    /* (Checks at every chunk end, so that the first chunk is named.)
+     * Seed 1's stream with seed 2's input log: another interleaving's
+     * inputs and chunk checks under seed 1's chunks. */
+    size_t n1, n2;
+    uint8_t *s1 = tu_read_file(tu_path(t, "s1"), &n1), *s2 = tu_read_file(tu_path(t, "s2"), &n2);
+    pick in2 = { { NULL, 0, 0 }, RNR_ST_INPUT, 1, NULL, 0 };
+    rnr_stream_parser *p = rnr_stream_parser_new("s2", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, s2, n2, pick_block, &in2), 0);
+    rnr_stream_parser_free(p);
+    pick mix = { { NULL, 0, 0 }, RNR_ST_INPUT, 0, &in2.out, 0 };
+    rnr_stream_put_header(&mix.out);
+    p = rnr_stream_parser_new("s1", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, s1, n1, pick_block, &mix), 0);
+    rnr_stream_parser_free(p);
+    tu_write_file(tu_path(t, "mix"), mix.out.data, mix.out.len);
+    free(mix.out.data);
+    free(in2.out.data);
+    free(s1);
+    free(s2);
+    tu_run((const char *[]){ tu_rnr_bin(), "follow", "-j", "2", "--quiet", "-", NULL },
+           tu_path(t, "mix"), &o);
+    ck_assert_msg(o.status == 1 && strstr(o.err, "replay diverged at cpu "), "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+START_TEST(online_commands_have_help_and_reject_bad_usage)
+{
+    tu_output o;
+    tu_rnr(&o, (const char *[]){ "follow", "--help", NULL });
+    ck_assert_msg(o.status == 0 && strstr(o.out, "usage: rnr follow"), "%s", o.out);
+    tu_output_free(&o);
+    char racy[4200];
+    snprintf(racy, sizeof racy, "%s/racy", tu_env("RNR_GUEST_DIR"));
+    struct { const char *args[8]; const char *want; } cases[] = {
+        { { "follow", NULL }, "missing --listen" },
+        { { "follow", "--listen", "0", "-", NULL }, "both name" },
+        { { "follow", "--listen", "x:99999", NULL }, "not a port number" },
+        { { "follow", "--timeout", "0", "-", NULL }, "--timeout" },
+        { { "record", "--stream-format", "adaptive", "--stream", "-", "--", "x", NULL },
+          "adaptive is not available" },
+        { { "record", "--stream-format", "serial", "--stream", "-", "--", "x", NULL },
+          "wants maxpar or stitched" },
+        { { "record", "--stream-format", "maxpar", "--", "x", NULL }, "need --stream" },
+        { { "record", "--stream", "nocolon", "--", racy, NULL }, "not HOST:PORT" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_rnr(&o, cases[i].args);
+        ck_assert_msg(o.status == 2 && strstr(o.err, cases[i].want), "case %zu: %d '%s' lacks '%s'",
+                      i, o.status, o.err, cases[i].want);
+        tu_output_free(&o);
+    }
+}
+END_TEST
+
+TU_SUITE(online)
+{
+    Suite *s = suite_create("online");
+    TCase *tc = tu_tcase(s, "online", 120);
+    tcase_add_test(tc, online_commands_have_help_and_reject_bad_usage);
+    tcase_add_test(tc, online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_workers);
+    tcase_add_test(tc, online_follower_replays_a_stream_through_a_pipe);
+    tcase_add_test(tc, online_follower_finds_a_tampered_stream);
+    tcase_add_test(tc, online_follower_stops_at_the_first_chunk_that_diverges);
+    tcase_add_test(tc, online_follower_stops_soon_after_the_primary_is_killed);
+    tcase_add_test(tc, online_primary_finishes_its_bundle_when_the_follower_is_killed);
+    tcase_add_test(tc, online_primary_drops_the_stream_of_a_follower_that_does_not_read);
+    tcase_add_test(tc, online_follower_refuses_garbage_another_version_and_a_second_primary);
+    return s;
+}
