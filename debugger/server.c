@@ -2,12 +2,10 @@
  * (debugger/server.h). */
 #include "debugger/server.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -275,42 +273,6 @@ void dbg_free(dbg *d)
 }
 
 const char *dbg_program(const dbg *d) { return rp_exec_program(d->x); }
-
-int dbg_listen(const char *host, unsigned port, unsigned *bound, char *err, size_t errlen)
-{
-    struct addrinfo hints, *ai = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    char ps[16];
-    snprintf(ps, sizeof ps, "%u", port);
-    if (!host || !*host)
-        host = "127.0.0.1";
-    int rc = getaddrinfo(host, ps, &hints, &ai);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
-        return -1;
-    }
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    int one = 1;
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1) < 0) {
-        snprintf(err, errlen, "%s:%u: %s", host, port, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
-        return -1;
-    }
-    freeaddrinfo(ai);
-    struct sockaddr_storage sa;
-    socklen_t len = sizeof sa;
-    getsockname(fd, (struct sockaddr *)&sa, &len);
-    *bound = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
-                                            : ((struct sockaddr_in *)&sa)->sin_port);
-    return fd;
-}
 
 /* ---- the wire ---- */
 

@@ -39,10 +39,6 @@ void dbg_free(dbg *d);
 /* The program file gdb should load. */
 const char *dbg_program(const dbg *d);
 
-/* A listening TCP socket on HOST (NULL: 127.0.0.1) and PORT (0: any free
- * one); the port bound in *BOUND. -1 with a message. */
-int dbg_listen(const char *host, unsigned port, unsigned *bound, char *err, size_t errlen);
-
 /* Accepts one connection on LISTEN_FD (then closed) and serves it until gdb
  * detaches, kills or disconnects: the replay's processes serve it, the
  * caller's waits for them (a subreaper while it does; it must not be

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "formats/bundle.h"
 #include "formats/log.h"
 #include "formats/manifest.h"
+#include "formats/net.h"
 #include "formats/stream.h"
 #include "replayer/engine.h"
 #include "replayer/exec.h"
@@ -626,66 +626,16 @@ out:
 
 int follow_listen(const char *spec, char *bound, size_t boundlen, char *err, size_t errlen)
 {
-    char host[256] = "127.0.0.1";
-    const char *port = spec, *colon = strrchr(spec, ':');
-    if (colon) {
-        size_t hl = (size_t)(colon - spec);
-        if (hl == 0 || hl >= sizeof host) {
-            snprintf(err, errlen, "--listen '%s': not [HOST:]PORT", spec);
-            return -1;
-        }
-        memcpy(host, spec, hl);
-        host[hl] = 0;
-        if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
-            memmove(host, host + 1, hl - 2);
-            host[hl - 2] = 0;
-        }
-        port = colon + 1;
-    }
-    char *end;
-    unsigned long pn = strtoul(port, &end, 10);
-    if (!*port || *end || pn > 65535) {
-        snprintf(err, errlen, "--listen '%s': '%s' is not a port number (0 to 65535)", spec, port);
-        return -1;
-    }
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    int rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "--listen %s: %s", spec, gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1, e = 0;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            e = errno;
-            continue;
-        }
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 1) != 0) {
-            e = errno;
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
+    char host[RNR_NET_HOST_MAX], why[512];
+    unsigned port, got;
+    int fd = -1;
+    if (rnr_net_split(spec, RNR_NET_LOOPBACK, host, &port, why, sizeof why) == 0)
+        fd = rnr_net_listen(host, port, &got, why, sizeof why);
     if (fd < 0) {
-        snprintf(err, errlen, "--listen %s: %s", spec, strerror(e));
+        snprintf(err, errlen, "--listen %s", why);
         return -1;
     }
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    char h[NI_MAXHOST], s[NI_MAXSERV];
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
-        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, s, sizeof s,
-                    NI_NUMERICHOST | NI_NUMERICSERV) == 0)
-        snprintf(bound, boundlen, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, s);
-    else
-        snprintf(bound, boundlen, "%s", spec);
+    snprintf(bound, boundlen, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, got);
     return fd;
 }
 

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend/passes.h"
+#include "formats/net.h"
 #include "formats/stream.h"
 #include "rru/alloc.h"
 #include "rru/clock.h"
@@ -152,51 +152,17 @@ void rec_stream_end_channel(rec_stream *s, uint32_t type)
 
 static int connect_to(const char *where, char *err, size_t errlen)
 {
-    const char *colon = strrchr(where, ':');
-    if (!colon || colon == where || !colon[1]) {
-        snprintf(err, errlen, "--stream '%s': not HOST:PORT or -", where);
+    char host[RNR_NET_HOST_MAX], why[512];
+    unsigned port;
+    if (rnr_net_split(where, NULL, host, &port, why, sizeof why) < 0) {
+        snprintf(err, errlen, "--stream %s or -", why);
         return -1;
     }
-    char host[256];
-    size_t hl = (size_t)(colon - where);
-    if (hl >= sizeof host) {
-        snprintf(err, errlen, "--stream '%s': host name too long", where);
-        return -1;
-    }
-    memcpy(host, where, hl);
-    host[hl] = 0;
-    if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
-        memmove(host, host + 1, hl - 2);
-        host[hl - 2] = 0;
-    }
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(host, colon + 1, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "--stream %s: %s", where, gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1, e = 0;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            e = errno;
-            continue;
-        }
-        /* The kernel's share of the queue stays small: --stream-buffer is the bound. */
-        int sndbuf = REC_STREAM_SNDBUF;
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-        if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            e = errno;
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
+    /* The kernel's share of the queue stays small: --stream-buffer is the bound. */
+    int fd = rnr_net_connect(host, port, REC_STREAM_SNDBUF, why, sizeof why);
     if (fd < 0)
         snprintf(err, errlen, "--stream %s: cannot connect: %s (is `rnr follow --listen` "
-                 "waiting there, and for no other recorder?)", where, strerror(e));
+                 "waiting there, and for no other recorder?)", where, why);
     return fd;
 }
 

@@ -4,12 +4,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "formats/dump.h"
 #include "formats/log.h"
 #include "formats/manifest.h"
+#include "formats/net.h"
 #include "tests/testutil.h"
 
 /* ---- a random log held in memory, record by record ---- */
@@ -741,6 +743,56 @@ END_TEST
  * is found, overwriting keeps a key's place, missing keys are missing,
  * and the file keeps the order. Keys are found through an index; a
  * linear search made such a recording quadratic. */
+/* [HOST:]PORT: the default host, brackets, and every malformed form named;
+ * a listener on a free loopback port takes a connection. */
+START_TEST(formats_net_addresses_and_a_loopback_connection)
+{
+    char host[RNR_NET_HOST_MAX], err[512];
+    unsigned port = 1;
+    ck_assert_int_eq(rnr_net_split("7", RNR_NET_LOOPBACK, host, &port, err, sizeof err), 0);
+    ck_assert_str_eq(host, "127.0.0.1");
+    ck_assert_uint_eq(port, 7);
+    ck_assert_int_eq(rnr_net_split("[::1]:65535", NULL, host, &port, err, sizeof err), 0);
+    ck_assert_str_eq(host, "::1");
+    ck_assert_uint_eq(port, 65535);
+    ck_assert_int_eq(rnr_net_split("example.org:0", NULL, host, &port, err, sizeof err), 0);
+    ck_assert_str_eq(host, "example.org");
+    ck_assert_uint_eq(port, 0);
+    static const struct { const char *spec, *why; } bad[] = {
+        { "5", "not HOST:PORT" },     /* no default host */
+        { ":5", "host before ':' is empty" },
+        { "h:65536", "not a port number" },
+        { "h:", "not a port number" },
+        { "h:-1", "not a port number" },
+        { "h:5x", "not a port number" },
+        { "h: 5", "not a port number" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        ck_assert_int_eq(rnr_net_split(bad[i].spec, NULL, host, &port, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, bad[i].why) && strstr(err, bad[i].spec), "%s: %s", bad[i].spec, err);
+    }
+    unsigned bound = 0;
+    int l = rnr_net_listen(RNR_NET_LOOPBACK, 0, &bound, err, sizeof err);
+    ck_assert_msg(l >= 0, "%s", err);
+    ck_assert_uint_gt(bound, 0);
+    int c = rnr_net_connect(RNR_NET_LOOPBACK, bound, 4096, err, sizeof err);
+    ck_assert_msg(c >= 0, "%s", err);
+    int a = accept(l, NULL, NULL);
+    ck_assert_int_ge(a, 0);
+    ck_assert_int_eq(write(c, "rnr", 3), 3);
+    char got[4] = { 0 };
+    ck_assert_int_eq(read(a, got, 3), 3);
+    ck_assert_str_eq(got, "rnr");
+    close(a);
+    close(c);
+    close(l);
+    /* Nobody listens there any more: refused, with the address. */
+    ck_assert_int_eq(rnr_net_connect(RNR_NET_LOOPBACK, bound, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "127.0.0.1:") && strstr(err, "refused"), "%s", err);
+}
+END_TEST
+
 START_TEST(formats_manifest_with_many_keys)
 {
     char *dir = tu_tmpdir();
@@ -1129,5 +1181,6 @@ TU_SUITE(formats)
     tcase_add_test(tc, formats_summary_counts_records_instructions_tokens);
     tcase_add_test(tc, formats_manifest_roundtrip_and_errors);
     tcase_add_test(tc, formats_manifest_with_many_keys);
+    tcase_add_test(tc, formats_net_addresses_and_a_loopback_connection);
     return s;
 }

@@ -13,6 +13,7 @@
 
 #include "debugger/server.h"
 #include "formats/log.h"
+#include "formats/net.h"
 #include "tools/cli.h"
 
 const char cmd_debug_help[] =
@@ -76,39 +77,24 @@ int cli_checkpoint_opt(const char *cmd, int argc, char **argv, int *i, uint64_t 
 int cli_gdb_serve(const char *dir, int kind, const char *program, int quiet, const char *where,
                   uint64_t interval, unsigned keep)
 {
-    char host[256] = "127.0.0.1";
-    const char *colon = strrchr(where, ':');
-    const char *port_s = colon ? colon + 1 : where;
-    if (colon) {
-        size_t n = (size_t)(colon - where);
-        if (n >= 2 && where[0] == '[' && where[n - 1] == ']') {
-            where++;
-            n -= 2;
-        }
-        if (n >= sizeof host)
-            return cli_usage("replay", "--gdb: host name too long");
-        if (n) {
-            memcpy(host, where, n);
-            host[n] = 0;
-        }
-    }
-    uint64_t port;
-    if (cli_parse_u64("replay", "--gdb", port_s, 0, 65535, &port) < 0)
-        return RNR_EXIT_USAGE;
-    char err[8192];
+    char host[RNR_NET_HOST_MAX], err[8192];
+    unsigned port;
+    if (rnr_net_split(where, RNR_NET_LOOPBACK, host, &port, err, sizeof err) < 0)
+        return cli_usage("replay", "--gdb %s", err);
     dbg_options o = {dir, (uint32_t)kind, program, quiet ? NULL : stdout, "rnr replay", interval,
                      keep};
     dbg *d = dbg_open(&o, err, sizeof err);
     if (!d)
         return cli_bad_input("replay", "%s", err);
     unsigned bound;
-    int fd = dbg_listen(host, (unsigned)port, &bound, err, sizeof err);
+    int fd = rnr_net_listen(host, port, &bound, err, sizeof err);
     if (fd < 0) {
         dbg_free(d);
         return cli_bad_input("replay", "--gdb %s", err);
     }
-    fprintf(stderr, "rnr replay: listening for gdb on %s:%u (gdb-multiarch %s -ex 'target remote "
-            "%s:%u')\n", host, bound, dbg_program(d), host, bound);
+    const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
+    fprintf(stderr, "rnr replay: listening for gdb on %s%s%s:%u (gdb-multiarch %s -ex 'target "
+            "remote %s%s%s:%u')\n", lb, host, rb, bound, dbg_program(d), lb, host, rb, bound);
     fflush(stderr);
     int rc = dbg_serve(d, fd, 0, err, sizeof err);
     if (rc == 2)
@@ -166,7 +152,7 @@ int cmd_debug(int argc, char **argv)
     if (!d)
         return cli_bad_input("debug", "%s", err);
     unsigned port;
-    int fd = dbg_listen(NULL, 0, &port, err, sizeof err);
+    int fd = rnr_net_listen(RNR_NET_LOOPBACK, 0, &port, err, sizeof err);
     if (fd < 0) {
         dbg_free(d);
         return cli_bad_input("debug", "%s", err);
