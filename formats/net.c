@@ -67,9 +67,12 @@ static struct addrinfo *resolve(const char *host, unsigned port, int passive, ch
     return res;
 }
 
-int rnr_net_listen(const char *host, unsigned port, unsigned *bound, char *err, size_t errlen)
+/* The first of HOST's addresses on which a socket listens (LISTENING) or
+ * connects; SNDBUF > 0 sets a connecting socket's send buffer first. */
+static int open_socket(const char *host, unsigned port, int listening, int sndbuf, char *err,
+                       size_t errlen)
 {
-    struct addrinfo *res = resolve(host, port, 1, err, errlen);
+    struct addrinfo *res = resolve(host, port, listening, err, errlen);
     if (!res)
         return -1;
     int fd = -1, e = 0;
@@ -79,20 +82,31 @@ int rnr_net_listen(const char *host, unsigned port, unsigned *bound, char *err, 
             e = errno;
             continue;
         }
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 1) != 0) {
+        int one = 1, ok;
+        if (listening) {
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            ok = bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 1) == 0;
+        } else {
+            if (sndbuf > 0)
+                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+            ok = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        }
+        if (!ok) {
             e = errno;
             close(fd);
             fd = -1;
         }
     }
     freeaddrinfo(res);
-    if (fd < 0) {
+    if (fd < 0)
         snprintf(err, errlen, "%s:%u: %s", host, port, strerror(e));
-        return -1;
-    }
-    if (bound) {
+    return fd;
+}
+
+int rnr_net_listen(const char *host, unsigned port, unsigned *bound, char *err, size_t errlen)
+{
+    int fd = open_socket(host, port, 1, 0, err, errlen);
+    if (fd >= 0 && bound) {
         struct sockaddr_storage sa;
         socklen_t len = sizeof sa;
         *bound = port;
@@ -105,26 +119,5 @@ int rnr_net_listen(const char *host, unsigned port, unsigned *bound, char *err, 
 
 int rnr_net_connect(const char *host, unsigned port, int sndbuf, char *err, size_t errlen)
 {
-    struct addrinfo *res = resolve(host, port, 0, err, errlen);
-    if (!res)
-        return -1;
-    int fd = -1, e = 0;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            e = errno;
-            continue;
-        }
-        if (sndbuf > 0)
-            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-        if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            e = errno;
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        snprintf(err, errlen, "%s:%u: %s", host, port, strerror(e));
-    return fd;
+    return open_socket(host, port, 0, sndbuf, err, errlen);
 }
