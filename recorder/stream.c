@@ -442,6 +442,20 @@ void rec_stream_tick(rec_stream *s, uint64_t instructions, uint64_t initial_chun
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Closes the pipe into the stitcher thread and joins it; 1 if it ran. */
+static int stop_stitcher(rec_stream *s)
+{
+    if (!s->th_started)
+        return 0;
+    pthread_mutex_lock(&s->pipe.mu);
+    s->pipe.closed = 1;
+    pthread_cond_broadcast(&s->pipe.cv);
+    pthread_mutex_unlock(&s->pipe.mu);
+    pthread_join(s->th, NULL);
+    s->th_started = 0;
+    return 1;
+}
+
 /* The final log's end: the MaxPar writer closed, the stitcher joined. */
 static void finish_final(rec_stream *s)
 {
@@ -452,16 +466,8 @@ static void finish_final(rec_stream *s)
         if (rnr_writer_close(w, err, sizeof err) < 0)
             drop(s, "the stream's final log: %s", err);
     }
-    if (s->th_started) {
-        pthread_mutex_lock(&s->pipe.mu);
-        s->pipe.closed = 1;
-        pthread_cond_broadcast(&s->pipe.cv);
-        pthread_mutex_unlock(&s->pipe.mu);
-        pthread_join(s->th, NULL);
-        s->th_started = 0;
-        if (s->st_rc < 0)
-            drop(s, "Stitched on the fly: %s", s->st_err);
-    }
+    if (stop_stitcher(s) && s->st_rc < 0)
+        drop(s, "Stitched on the fly: %s", s->st_err);
 }
 
 void rec_stream_finish(rec_stream *s, const char *manifest, size_t len)
@@ -527,13 +533,7 @@ void rec_stream_free(rec_stream *s)
     if (s->final_w)
         rnr_writer_abandon(s->final_w);
     s->final_w = NULL;
-    if (s->th_started) {
-        pthread_mutex_lock(&s->pipe.mu);
-        s->pipe.closed = 1;
-        pthread_cond_broadcast(&s->pipe.cv);
-        pthread_mutex_unlock(&s->pipe.mu);
-        pthread_join(s->th, NULL);
-    }
+    stop_stitcher(s);
     if (s->own_fd && s->fd >= 0)
         close(s->fd);
     rnr_stream_parser_free(s->acks);
