@@ -252,12 +252,10 @@ START_TEST(adaptive_random_phase_splits_verify)
     uint64_t rng = tu_seed(0xada9000) + (uint64_t)_i * 104729;
     for (int round = 0; round < rounds(60); round++) {
         uint64_t seed = rng;
-        synth_config c;
-        tu_synth_random(&c, &rng, 4000);
         rnr_membuf in;
         truth_set truth;
         synth_result res;
-        synth_to_memory(&c, &in, &truth, &res);
+        tu_synth_log(&rng, 4000, &in, &truth, &res);
         char err[RNR_ERR_MAX];
         verify_ctx *v = verify_open_mem(in.data, in.len, "initial", err, sizeof err);
         ck_assert_msg(v != NULL, "%s", err);
@@ -310,12 +308,10 @@ START_TEST(adaptive_pure_splits_are_the_pure_formats)
     uint64_t rng = tu_seed(0xada9100) + (uint64_t)_i * 7919;
     for (int round = 0; round < rounds(10); round++) {
         uint64_t seed = rng;
-        synth_config c;
-        tu_synth_random(&c, &rng, 4000);
         rnr_membuf in;
         truth_set truth;
         synth_result res;
-        synth_to_memory(&c, &in, &truth, &res);
+        tu_synth_log(&rng, 4000, &in, &truth, &res);
         rnr_membuf mp = run_pass(PASS_MAXPAR, &in, seed);
         rnr_membuf st = run_pass(PASS_STITCH, &mp, seed);
         uint64_t zero = 0;

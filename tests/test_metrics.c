@@ -498,11 +498,9 @@ START_TEST(metrics_recorded_makespan_lies_between_the_busiest_cpu_and_the_overla
 {
     uint64_t rng = tu_seed(0xb0b) + (uint64_t)_i * 6151;
     for (int round = 0; round < (tu_under_valgrind() ? 2 : 8); round++) {
-        synth_config c;
-        tu_synth_random(&c, &rng, 20000);
         rnr_membuf in;
         synth_result res;
-        synth_to_memory(&c, &in, NULL, &res);
+        tu_synth_log(&rng, 20000, &in, NULL, &res);
         rnr_membuf logs[2];
         logs[0] = pass(PASS_MAXPAR, &in);
         logs[1] = pass(PASS_STITCH, &logs[0]);

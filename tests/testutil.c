@@ -238,6 +238,15 @@ void tu_synth_random(synth_config *c, uint64_t *rng, uint64_t insns_spread)
     c->rru.msp = 800 + tu_below(rng, 6000);
 }
 
+void tu_synth_log(uint64_t *rng, uint64_t insns_spread, rnr_membuf *in, truth_set *truth,
+                  synth_result *res)
+{
+    synth_config c;
+    tu_synth_random(&c, rng, insns_spread);
+    synth_result r;
+    synth_to_memory(&c, in, truth, res ? res : &r);
+}
+
 void tu_bundle_resign(const char *dir, const char *key, const char *value)
 {
     char err[1024];

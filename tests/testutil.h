@@ -88,5 +88,9 @@ TCase *tu_tcase(Suite *s, const char *name, double timeout);
  * CPUs, more threads than CPUs, preemption, blocking, system calls) with
  * 1000 to 1000 + INSNS_SPREAD instructions per thread, drawn from *RNG. */
 void tu_synth_random(synth_config *c, uint64_t *rng, uint64_t insns_spread);
+/* The initial log of such a random configuration, in memory (TRUTH and RES
+ * may be NULL). */
+void tu_synth_log(uint64_t *rng, uint64_t insns_spread, rnr_membuf *in, truth_set *truth,
+                  synth_result *res);
 
 #endif
