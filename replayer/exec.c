@@ -485,20 +485,21 @@ static int chunk_end(rp_exec *x, rp_worker *wk, char *msg, size_t msglen)
         /* Chunks of one thread run one after the other (lane order or
          * tokens between them), so its slot is never written at once. */
         uint64_t *last = &x->checked[tid - x->first_tid];
-        if ((pc != c->pc || hash != found) && x->check_every == 0)
+        int differs = pc != c->pc || hash != found;
+        if (differs && x->check_every == 0)
             CHUNK_FAIL("the recording ended this chunk at pc 0x%" PRIx64 " with registers %016" PRIx64
                        ", the replay at pc 0x%" PRIx64 " with registers %016" PRIx64,
                        pc, hash, c->pc, found);
         /* Sparse checks (docs/replayer.md, "Checks"): the thread's state
          * matched at its previous check and differs here, so it first
          * differed in the instructions between the two. */
-        if ((pc != c->pc || hash != found) && *last)
+        if (differs && *last)
             CHUNK_FAIL("the recording ended this chunk at pc 0x%" PRIx64 " with registers %016" PRIx64
                        ", the replay at pc 0x%" PRIx64 " with registers %016" PRIx64 "; with checks "
                        "every %" PRIu64 " instructions, thread %u matched its previous check at "
                        "instruction %" PRIu64 ": it diverged in its instructions %" PRIu64 " to %" PRIu64,
                        pc, hash, c->pc, found, x->check_every, tid, *last - 1, *last, c->instret);
-        if (pc != c->pc || hash != found)
+        if (differs)
             CHUNK_FAIL("the recording ended this chunk at pc 0x%" PRIx64 " with registers %016" PRIx64
                        ", the replay at pc 0x%" PRIx64 " with registers %016" PRIx64 "; with checks "
                        "every %" PRIu64 " instructions, this is thread %u's first check compared: it "
