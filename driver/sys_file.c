@@ -341,6 +341,66 @@ int64_t sc_fchmodat(drv_proc *p, thread *t, const uint64_t a[6])
     return fchmodat((int)dir, path, (mode_t)(a[2] & 07777), 0) < 0 ? -(int64_t)errno : 0;
 }
 
+/* The ownership change the guest asks for (uid and gid as 32-bit values,
+ * -1 = unchanged) on a file whose owner is ST: the guest is an unprivileged
+ * user (uid 1000, docs/driver.md), and an unprivileged chown may only give
+ * the file the owner and group it already has. rnr never changes a host
+ * file's owner (it may run as root): such a chown succeeds without a host
+ * call, any other is EPERM. */
+static int64_t chown_allowed(const struct stat *st, uint64_t uid, uint64_t gid)
+{
+    uint32_t u = (uint32_t)uid, g = (uint32_t)gid;
+    if ((u != UINT32_MAX && u != (uint32_t)st->st_uid) || (g != UINT32_MAX && g != (uint32_t)st->st_gid))
+        return -LX_EPERM;
+    return 0;
+}
+
+/* fchown: a host file under --allow-write, or a pipe (its owner is the
+ * guest: 1000 for both), else EPERM as for a file of another user. */
+int64_t sc_fchown(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    const file_obj *f = files_get(p, (int64_t)(int32_t)a[0]);
+    if (!f)
+        return -LX_EBADF;
+    struct stat st;
+    if (f->kind == FILE_PIPE_R || f->kind == FILE_PIPE_W) {
+        st.st_uid = 1000;
+        st.st_gid = 1000;
+        return chown_allowed(&st, a[1], a[2]);
+    }
+    if (f->kind != FILE_HOST || f->proc || !files_fd_write_allowed(p, f->host_fd))
+        return -LX_EPERM;
+    if (fstat(f->host_fd, &st) != 0)
+        return -(int64_t)errno;
+    return chown_allowed(&st, a[1], a[2]);
+}
+
+/* fchownat: AT_SYMLINK_NOFOLLOW acts on a final link itself; AT_EMPTY_PATH
+ * (an empty path: the descriptor DIRFD) is fchown. */
+int64_t sc_fchownat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    uint64_t flags = a[4];
+    if (flags & ~(uint64_t)(LX_AT_SYMLINK_NOFOLLOW | LX_AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    char path[PATH_MAX];
+    if (flags & LX_AT_EMPTY_PATH) {
+        int64_t n = guest_read_str(p, a[1], path, sizeof path);
+        if (n == 0) {
+            const uint64_t b[6] = {a[0], a[2], a[3], 0, 0, 0};
+            return sc_fchown(p, t, b);
+        }
+    }
+    int follow = !(flags & LX_AT_SYMLINK_NOFOLLOW);
+    int64_t dir = changing_at(p, a[0], a[1], path, follow);
+    if (dir < 0 && dir != AT_FDCWD)
+        return dir;
+    struct stat st;
+    if (fstatat((int)dir, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0)
+        return -(int64_t)errno;
+    return chown_allowed(&st, a[2], a[3]);
+}
+
 /* utimensat, and futimens (path NULL: the descriptor DIRFD). The times
  * are the guest's, or UTIME_NOW: the simulated CLOCK_REALTIME of the
  * calling core (never the host's clock, so a run is repeatable). */

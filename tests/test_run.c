@@ -1034,7 +1034,8 @@ START_TEST(run_refuses_file_changes_outside_the_allowed_directories)
     struct timespec times[2] = {{1234567, 0}, {1234567, 0}};
     ck_assert_int_eq(utimensat(AT_FDCWD, victim, times, 0), 0);
     const char *want = "truncate: Permission denied\nfchmod: Operation not permitted\n"
-                       "fchmodat: Permission denied\nutimensat: Permission denied\n"
+                       "fchmodat: Permission denied\nfchown: Operation not permitted\n"
+                       "chown: Permission denied\nutimensat: Permission denied\n"
                        "futimens: Operation not permitted\nlink: Permission denied\n"
                        "symlink: Permission denied\nunlink: Permission denied\n"
                        "rename: Permission denied\nmkdir: Permission denied\n"
@@ -1067,10 +1068,10 @@ START_TEST(run_refuses_file_changes_outside_the_allowed_directories)
     snprintf(link, sizeof link, "%s/victim", other);
     ck_assert_int_eq(symlink(victim, link), 0);
     snprintf(hard, sizeof hard, "%s/hard", other);
-    const char *via[] = {"truncate", "chmod", "touch", "link", "unlink"};
+    const char *via[] = {"truncate", "chmod", "touch", "link", "chown", "give", "unlink"};
     const char *via_want[] = {"Permission denied", "Permission denied", "Permission denied",
-                              "Permission denied", "0"};
-    for (size_t i = 0; i < 5; i++) {
+                              "Permission denied", "Permission denied", "Permission denied", "0"};
+    for (size_t i = 0; i < sizeof via / sizeof via[0]; i++) {
         tu_output o;
         tu_rnr(&o, (const char *[]){"run", "--allow-write", other, "--", guest("fsmut"), other,
                                     "via", via[i], NULL});
@@ -1082,8 +1083,22 @@ START_TEST(run_refuses_file_changes_outside_the_allowed_directories)
     }
     ck_assert_int_ne(access(link, F_OK), 0);   /* the link went */
     ck_assert_int_ne(access(hard, F_OK), 0);
-    struct stat st;
+    struct stat st, before;
+    ck_assert_int_eq(stat(victim, &before), 0);
+    /* Inside an allowed directory the guest, an unprivileged user, may
+     * chown a file to the owner it has, never to another (rnr may run as
+     * root: the host's owner must not change). */
+    const char *own[] = {"chown", "give"}, *own_want[] = {"chown: 0\n", "give: Operation not permitted\n"};
+    for (size_t i = 0; i < 2; i++) {
+        tu_output o;
+        tu_rnr(&o, (const char *[]){"run", "--allow-write", dir, "--", guest("fsmut"), dir, "via", own[i], NULL});
+        ck_assert_msg(o.status == 0, "%s: %s", own[i], o.err);
+        ck_assert_str_eq(o.out, own_want[i]);
+        tu_output_free(&o);
+    }
     ck_assert_int_eq(stat(victim, &st), 0);
+    ck_assert_int_eq(st.st_uid, before.st_uid);
+    ck_assert_int_eq(st.st_gid, before.st_gid);
     ck_assert_int_eq(st.st_size, 8);
     ck_assert_int_eq(st.st_mode & 07777, 0644);
     ck_assert_int_eq(st.st_mtim.tv_sec, 1234567);

@@ -13,7 +13,8 @@
  *     drops the process's POSIX locks, flock conversion is not atomic;
  *   - blocking: a thread waits in F_OFD_SETLKW and in flock until the
  *     holder lets go (it checks the holder had let go);
- *   - truncate, fchmod, fchmodat, utimensat, linkat, symlinkat,
+ *   - truncate, fchmod, fchmodat, fchown/fchownat/lchown (to the owner
+ *     the file has), utimensat, linkat, symlinkat,
  *     readlinkat, mkdirat, unlinkat (AT_REMOVEDIR), renameat2
  *     (RENAME_NOREPLACE);
  *   - landlock_create_ruleset: ENOSYS (an old kernel); prctl's
@@ -24,7 +25,8 @@
  * must exist) and prints the errors: run without --allow-write DIR, every
  * call must fail and the file stay as it was. With "via OP", it makes one
  * change through DIR/victim, a symbolic link: truncate, chmod, touch
- * (utimensat), link (linkat following it to DIR/hard) or unlink (the link).
+ * (utimensat), link (linkat following it to DIR/hard), unlink (the link),
+ * chown (to the owner it has) or give (chown to another owner).
  * With "scratch" (DIR unused), it works in /tmp, as under rnr's
  * --private-tmp: lists it (empty at the start), makes a tmpfile and two
  * threads' mkstemp files, renames, makes and removes a directory, and
@@ -260,6 +262,9 @@ static void files(void)
     printf("fchmodat 604: %s\n", rc(fchmodat(AT_FDCWD, a, 0604, 0)));
     stat(a, &st);
     printf("mode %o\n", (unsigned)(st.st_mode & 07777));
+    printf("fchown unchanged: %s\n", rc(fchown(fd, (uid_t)-1, (gid_t)-1)));
+    printf("chown to its owner: %s\n", rc(fchownat(AT_FDCWD, a, st.st_uid, st.st_gid, 0)));
+    printf("fchownat bad flags: %s\n", rc(fchownat(AT_FDCWD, a, (uid_t)-1, (gid_t)-1, 0x8000)));
     struct timespec times[2] = {{1000000, 500}, {2000000, 600}};
     printf("utimensat: %s\n", rc(utimensat(AT_FDCWD, a, times, 0)));
     stat(a, &st);
@@ -282,6 +287,7 @@ static void files(void)
     printf("links %lu\n", (unsigned long)st.st_nlink);
     printf("link a b again: %s\n", rc(link(a, b)));
     printf("symlink: %s\n", rc(symlink("a", s)));
+    printf("lchown: %s\n", rc(lchown(s, (uid_t)-1, (gid_t)-1)));
     ssize_t n = readlink(s, target, sizeof target - 1);
     target[n < 0 ? 0 : n] = 0;
     printf("readlink %s\n", target);
@@ -313,6 +319,8 @@ static int refused(void)
     printf("truncate: %s\n", rc(truncate(v, 0)));
     printf("fchmod: %s\n", rc(fchmod(fd, 0600)));
     printf("fchmodat: %s\n", rc(fchmodat(AT_FDCWD, v, 0600, 0)));
+    printf("fchown: %s\n", rc(fchown(fd, (uid_t)-1, (gid_t)-1)));
+    printf("chown: %s\n", rc(chown(v, (uid_t)-1, (gid_t)-1)));
     printf("utimensat: %s\n", rc(utimensat(AT_FDCWD, v, times, 0)));
     printf("futimens: %s\n", rc(futimens(fd, times)));
     printf("link: %s\n", rc(link(v, o)));
@@ -335,6 +343,16 @@ static void *privs(void *arg)
     return NULL;
 }
 
+/* chown of PATH to another owner than its own: an unprivileged guest may
+ * not (EPERM), whoever runs rnr. */
+static int give(const char *p)
+{
+    struct stat st;
+    if (stat(p, &st) != 0)
+        return -1;
+    return chown(p, st.st_uid + 1, (gid_t)-1);
+}
+
 static int via(const char *op)
 {
     char v[4096], h[4096];
@@ -346,6 +364,8 @@ static int via(const char *op)
             : strcmp(op, "touch") == 0  ? utimensat(AT_FDCWD, v, times, 0)
             : strcmp(op, "link") == 0   ? linkat(AT_FDCWD, v, AT_FDCWD, h, AT_SYMLINK_FOLLOW)
             : strcmp(op, "unlink") == 0 ? unlink(v)
+            : strcmp(op, "chown") == 0  ? chown(v, (uid_t)-1, (gid_t)-1)
+            : strcmp(op, "give") == 0   ? give(v)
                                         : (errno = EINVAL, -1);
     printf("%s: %s\n", op, rc(r));
     return 0;
