@@ -398,6 +398,62 @@ START_TEST(online_follower_stops_at_the_first_chunk_that_diverges)
 }
 END_TEST
 
+/* Every bundled multithreaded workload (loop index), streamed in each
+ * format to a follower on 1 and 2 workers, through a pipe and over TCP
+ * (each format both ways): the follower verifies, prints the recording's
+ * stdout byte for byte, and its bundle replays and verifies on its own. */
+START_TEST(online_follower_replays_every_threaded_workload)
+{
+    static const struct { const char *format, *workers; int tcp; } ways[] = {
+        { "maxpar", "1", 0 }, { "maxpar", "2", 1 }, { "stitched", "1", 1 }, { "stitched", "2", 0 },
+    };
+    const tu_workload *w = &tu_threaded[_i];
+    char args[256] = "";
+    for (size_t a = 0; a < 4 && w->args[a]; a++) {
+        strcat(args, " ");
+        strcat(args, w->args[a]);
+    }
+    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+        char *t = tu_tmpdir();
+        char script[2048];
+        if (ways[i].tcp)
+            snprintf(script, sizeof script,
+                     "follow_bg -j %s -o \"$T/f\"\n"
+                     "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --stream-format %s "
+                     "-o \"$T/p\" -- \"$G/%s\"%s >/dev/null 2>\"$T/p.err\"\n"
+                     "wait $FSH\n",
+                     ways[i].workers, ways[i].format, w->name, args);
+        else
+            snprintf(script, sizeof script,
+                     "timeout $TO \"$R\" record -n 4 --quiet --stream - --stream-format %s -o \"$T/p\" "
+                     "-- \"$G/%s\"%s 2>\"$T/p.err\" | timeout $TO \"$R\" follow -j %s -o \"$T/f\" - "
+                     ">\"$T/f.out\" 2>\"$T/f.err\"; echo $? >\"$T/f.rc\"\n",
+                     ways[i].format, w->name, args, ways[i].workers);
+        tu_output o;
+        sh(&o, t, script);
+        char *ferr = slurp(t, "f.err");
+        char want[64];
+        snprintf(want, sizeof want, "verified: %s log, %s worker", ways[i].format, ways[i].workers);
+        ck_assert_msg(file_status(t, "f.rc") == 0 && strstr(ferr, want), "%s%s, %s on %s (%s): %s\n%s",
+                      w->name, args, ways[i].format, ways[i].workers, ways[i].tcp ? "tcp" : "pipe", o.out,
+                      ferr);
+        size_t a, b;
+        uint8_t *fo = tu_read_file(tu_path(t, "f.out"), &a);
+        uint8_t *po = tu_read_file(tu_path(t, "p/stdout"), &b);
+        ck_assert_msg(a == b && memcmp(fo, po, a) == 0, "%s%s, %s: the follower's stdout differs", w->name,
+                      args, ways[i].format);
+        free(fo);
+        free(po);
+        if (ways[i].workers[0] == '2')
+            replays_and_verifies(tu_path(t, "f"), ways[i].format);
+        free(ferr);
+        tu_output_free(&o);
+        tu_rmtree(t);
+        free(t);
+    }
+}
+END_TEST
+
 START_TEST(online_commands_have_help_and_reject_bad_usage)
 {
     tu_output o;
@@ -440,5 +496,7 @@ TU_SUITE(online)
     tcase_add_test(tc, online_primary_finishes_its_bundle_when_the_follower_is_killed);
     tcase_add_test(tc, online_primary_drops_the_stream_of_a_follower_that_does_not_read);
     tcase_add_test(tc, online_follower_refuses_garbage_another_version_and_a_second_primary);
+    tc = tu_tcase(s, "workloads", 120);
+    tcase_add_loop_test(tc, online_follower_replays_every_threaded_workload, 0, (int)tu_threaded_count);
     return s;
 }

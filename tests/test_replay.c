@@ -28,21 +28,7 @@ static int slow_build(void)
     return tu_under_valgrind() || (m && atoi(m) > 1);
 }
 
-typedef struct workload {
-    const char *name;
-    const char *args[4];
-} workload;
-
-static const workload threaded[] = {
-    {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
-    {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
-    {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
-    {"malloc_stress", {0}}, {"sysprobe", {"time"}}, {"mmapfile", {0}}, {"redirect", {"3"}},
-    {"sysprobe", {"misc"}}, {"counters", {"4", "mix"}}, {"sysprobe", {"proc"}}, {"sysprobe", {"maps", "strict"}},
-    {"pollpipe", {"3"}}, {"itimer", {"kill"}}, {"itimer", {"pause"}}, {"itimer", {"ignored"}},
-    {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"sighandler", {"abort"}}, {"robust", {0}},
-    {"sigthreads", {0}}, {"bigread", {"64"}},
-};
+typedef tu_workload workload;
 
 /* Records W (with OPTS) into a new bundle under TMP; returns its path
  * (owned) and the recording's stdout in *out. */
@@ -82,7 +68,7 @@ static const char *const formats[] = {"maxpar", "stitched", "serial", "stserial"
 START_TEST(replay_reproduces_every_workload_from_every_format)
 {
     /* Loop index: the workload; 3 seeds x 4 formats x 1, 2, 3 workers. */
-    const workload *w = &threaded[_i];
+    const workload *w = &tu_threaded[_i];
     static const char *const seeds[] = {"1", "2", "3"};
     static const char *const js[] = {"1", "2", "3"};
     char *tmp = tu_tmpdir();
@@ -1323,7 +1309,7 @@ TU_SUITE(replay)
     Suite *s = suite_create("replay");
     TCase *tc = tu_tcase(s, "reproduces", 600);
     tcase_add_loop_test(tc, replay_reproduces_every_workload_from_every_format, 0,
-                        (int)(sizeof threaded / sizeof threaded[0]));
+                        (int)tu_threaded_count);
     tcase_add_test(tc, replay_orders_the_calls_that_move_the_standard_streams);
     tcase_add_test(tc, replay_of_many_recorded_cpus_on_two_workers);
     tcase_add_test(tc, replay_refuses_memory_where_the_recording_did);

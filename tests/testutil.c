@@ -303,3 +303,18 @@ void tu_wait_part(const char *dir, const char *name, long pid, long n, char *pat
     }
     ck_abort_msg("%s never held more than %ld bytes", path, n);
 }
+
+/* Each runs in well under a second on 4 CPUs. Three end by a signal:
+ * itimer kill and pause by SIGALRM (status 142), sighandler abort by
+ * SIGABRT after its handler returned (134). */
+const tu_workload tu_threaded[] = {
+    {"racy", {"4", "300"}}, {"mutex", {0}}, {"barrier", {0}}, {"condvar", {0}},
+    {"parloop", {"4", "3000"}}, {"rwlock", {0}}, {"atomics", {0}}, {"manythreads", {0}},
+    {"pipes", {0}}, {"tls", {0}}, {"unmap", {"2"}}, {"chatter", {"3", "8"}},
+    {"malloc_stress", {0}}, {"sysprobe", {"time"}}, {"mmapfile", {0}}, {"redirect", {"3"}},
+    {"sysprobe", {"misc"}}, {"counters", {"4", "mix"}}, {"sysprobe", {"proc"}}, {"sysprobe", {"maps", "strict"}},
+    {"pollpipe", {"3"}}, {"itimer", {"kill"}}, {"itimer", {"pause"}}, {"itimer", {"ignored"}},
+    {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"sighandler", {"abort"}}, {"robust", {0}},
+    {"sigthreads", {0}}, {"bigread", {"64"}},
+};
+const size_t tu_threaded_count = sizeof tu_threaded / sizeof tu_threaded[0];

@@ -26,6 +26,16 @@ void tu_output_free(tu_output *o);
  * and ARGS NULL-terminated or NULL; at most 16 each); returns the status. */
 int tu_record(tu_output *o, const char *dir, const char *prog, const char *const *opts,
               const char *const *args);
+/* A guest program of $RNR_GUEST_DIR with its arguments (NULL-terminated). */
+typedef struct tu_workload {
+    const char *name;
+    const char *args[4];
+} tu_workload;
+/* The bundled multithreaded workloads with small arguments, as the replay
+ * and online suites record them (tests/testutil.c). */
+extern const tu_workload tu_threaded[];
+extern const size_t tu_threaded_count;
+
 /* Number of lines in S. */
 size_t tu_count_lines(const char *s);
 
