@@ -286,39 +286,119 @@ static long discard_write(void *ctx, const void *buf, size_t n)
     return (long)n;
 }
 
-typedef struct plan_ctx {
+struct adaptive_planner {
     const adaptive_policy *p;
-    adaptive_policy out;       /* the phases decided */
+    adaptive_policy out;       /* the phases decided so far */
     size_t cap;
-    adaptive_meter *meter;
-    rnr_writer *sizer;         /* encodes the chunks to measure their records */
+    uint64_t phase_insns;
+    adaptive_meter *meter;     /* BANDWIDTH: the held phase's statistics */
+    rnr_writer *sizer;         /* BANDWIDTH: encodes the chunks to measure their records */
     uint64_t walk_insns, phase;
-    int have;                  /* the meter holds a phase */
-} plan_ctx;
+    int have;                  /* a phase is open (BANDWIDTH: held in the meter) */
+};
 
-static void decide(plan_ctx *x)
+adaptive_planner *adaptive_planner_new(const adaptive_policy *p, const rnr_log_header *h,
+                                       char *err, size_t errlen)
+{
+    adaptive_planner *pl = xcalloc(1, sizeof *pl);
+    pl->p = p;
+    pl->phase_insns = p->phase_insns ? p->phase_insns : ADAPTIVE_PHASE_INSNS_DEFAULT;
+    if (p->kind == ADAPTIVE_PHASES) {
+        for (size_t i = 0; i < p->nphases; i++)
+            add_phase(&pl->out, &pl->cap, p->start[i], p->format[i]);
+    } else if (p->kind == ADAPTIVE_BANDWIDTH) {
+        static const rnr_io_ops discard = { NULL, discard_write, NULL, NULL };
+        rnr_log_header mh = *h;
+        mh.kind = RNR_LOG_MAXPAR;
+        pl->sizer = rnr_writer_open_io(rnr_io_custom(&discard, NULL, "<measure>", 1), &mh, NULL,
+                                       err, errlen);
+        if (!pl->sizer) {
+            free(pl);
+            return NULL;
+        }
+        pl->meter = adaptive_meter_new(h->cpus);
+    }
+    return pl;
+}
+
+void adaptive_planner_free(adaptive_planner *pl)
+{
+    if (!pl)
+        return;
+    adaptive_meter_free(pl->meter);
+    if (pl->sizer)
+        rnr_writer_abandon(pl->sizer);
+    adaptive_policy_free(&pl->out);
+    free(pl);
+}
+
+/* BANDWIDTH: the held phase decided on its own statistics. */
+static void decide_held(adaptive_planner *pl)
 {
     adaptive_phase_stats st;
-    adaptive_meter_stats(x->meter, &st);
-    add_phase(&x->out, &x->cap, x->phase * x->p->phase_insns, adaptive_policy_decide(x->p, &st, 0));
-    adaptive_meter_reset(x->meter);
-    x->have = 0;
+    adaptive_meter_stats(pl->meter, &st);
+    add_phase(&pl->out, &pl->cap, pl->phase * pl->phase_insns, adaptive_policy_decide(pl->p, &st, 0));
+    adaptive_meter_reset(pl->meter);
+    pl->have = 0;
+}
+
+int adaptive_planner_add(adaptive_planner *pl, const rnr_final_chunk *c, uint64_t follower_lag)
+{
+    uint64_t phase = pl->walk_insns / pl->phase_insns;
+    pl->walk_insns = sat_add(pl->walk_insns, c->cs);
+    int decided = 0;
+    switch (pl->p->kind) {
+    case ADAPTIVE_BANDWIDTH:
+        if (pl->have && phase != pl->phase) {
+            decide_held(pl);
+            decided = 1;
+        }
+        pl->phase = phase;
+        pl->have = 1;
+        if (rnr_writer_put_final(pl->sizer, c) < 0)
+            return -1;
+        adaptive_meter_add(pl->meter, c, rnr_writer_record_bytes(pl->sizer));
+        break;
+    case ADAPTIVE_LAG:
+        /* Decided as the phase begins, on the follower's lag then. */
+        if (!pl->have || phase != pl->phase)
+            add_phase(&pl->out, &pl->cap, phase * pl->phase_insns,
+                      adaptive_policy_decide(pl->p, NULL, follower_lag));
+        pl->phase = phase;
+        pl->have = 1;
+        break;
+    default:
+        break;
+    }
+    return decided;
+}
+
+const char *adaptive_planner_error(const adaptive_planner *pl)
+{
+    return pl->sizer ? rnr_writer_error(pl->sizer) : "";
+}
+
+void adaptive_planner_finish(adaptive_planner *pl)
+{
+    if (pl->p->kind == ADAPTIVE_BANDWIDTH && pl->have)
+        decide_held(pl);
+    if (!pl->out.nphases)
+        add_phase(&pl->out, &pl->cap, 0, RNR_PHASE_STITCHED);
+    pl->out.start[0] = 0;
+}
+
+size_t adaptive_planner_phases(const adaptive_planner *pl, const uint64_t **start,
+                               const uint32_t **format)
+{
+    *start = pl->out.start;
+    *format = pl->out.format;
+    return pl->out.nphases;
 }
 
 static int plan_visit(void *ctx, const dag_node *n, uint64_t out[2])
 {
-    plan_ctx *x = ctx;
-    uint64_t phase = x->walk_insns / x->p->phase_insns;
-    if (x->have && phase != x->phase)
-        decide(x);
-    x->phase = phase;
-    x->have = 1;
-    x->walk_insns = sat_add(x->walk_insns, n->c->cs);
-    if (rnr_writer_put_final(x->sizer, n->c) < 0)
-        return -1;
-    adaptive_meter_add(x->meter, n->c, rnr_writer_record_bytes(x->sizer));
     out[0] = out[1] = 0;
-    return 0;
+    return adaptive_planner_add(ctx, n->c, 0) < 0 ? -1 : 0;
 }
 
 int adaptive_plan(const adaptive_policy *p, rnr_reader *r, uint64_t **start, uint32_t **format,
@@ -329,52 +409,34 @@ int adaptive_plan(const adaptive_policy *p, rnr_reader *r, uint64_t **start, uin
     *n = 0;
     if (p->kind == ADAPTIVE_LAG) {
         snprintf(err, errlen, "policy lag:%llu decides by a follower's lag: it is on-line only "
-                 "(adaptive_policy_decide); off-line use phases:FILE or bandwidth:BYTES_PER_S",
-                 (unsigned long long)p->lag_chunks);
+                 "(rnr record --stream HOST:PORT --stream-format adaptive); off-line use "
+                 "phases:FILE or bandwidth:BYTES_PER_S", (unsigned long long)p->lag_chunks);
         return -1;
     }
-    if (p->kind == ADAPTIVE_PHASES) {
-        *start = xcalloc(p->nphases, sizeof **start);
-        *format = xcalloc(p->nphases, sizeof **format);
-        memcpy(*start, p->start, p->nphases * sizeof **start);
-        memcpy(*format, p->format, p->nphases * sizeof **format);
-        *n = p->nphases;
-        return 0;
-    }
-    static const rnr_io_ops discard = { NULL, discard_write, NULL, NULL };
-    rnr_log_header h = *rnr_reader_header(r);
-    h.kind = RNR_LOG_MAXPAR;
-    plan_ctx x = { .p = p };
-    rnr_writer *w = rnr_writer_open_io(rnr_io_custom(&discard, NULL, "<measure>", 1), &h, NULL,
-                                       err, errlen);
-    if (!w)
+    adaptive_planner *pl = adaptive_planner_new(p, rnr_reader_header(r), err, errlen);
+    if (!pl)
         return -1;
-    x.sizer = w;
-    x.meter = adaptive_meter_new(h.cpus);
-    dag_result dr;
-    int rc = dag_walk(r, plan_visit, &x, &dr, err, errlen);
-    if (rc < 0 && *rnr_writer_error(w))
-        snprintf(err, errlen, "%s", rnr_writer_error(w));
-    if (rc == 0 && dr.stuck) {
-        snprintf(err, errlen, "%s: the log cannot be replayed (a cycle or a missing token)",
-                 rnr_reader_name(r));
-        rc = -1;
+    int rc = 0;
+    if (p->kind != ADAPTIVE_PHASES) {
+        dag_result dr;
+        rc = dag_walk(r, plan_visit, pl, &dr, err, errlen);
+        if (rc < 0 && *adaptive_planner_error(pl))
+            snprintf(err, errlen, "%s", adaptive_planner_error(pl));
+        if (rc == 0 && dr.stuck) {
+            snprintf(err, errlen, "%s: the log cannot be replayed (a cycle or a missing token)",
+                     rnr_reader_name(r));
+            rc = -1;
+        }
     }
-    if (rc == 0 && x.have)
-        decide(&x);
-    if (rc == 0 && !x.out.nphases)
-        add_phase(&x.out, &x.cap, 0, RNR_PHASE_STITCHED);
-    adaptive_meter_free(x.meter);
-    rnr_writer_abandon(w);
-    if (rc < 0) {
-        adaptive_policy_free(&x.out);
-        return -1;
+    if (rc == 0) {
+        adaptive_planner_finish(pl);
+        *start = pl->out.start;
+        *format = pl->out.format;
+        *n = pl->out.nphases;
+        memset(&pl->out, 0, sizeof pl->out);
     }
-    x.out.start[0] = 0;
-    *start = x.out.start;
-    *format = x.out.format;
-    *n = x.out.nphases;
-    return 0;
+    adaptive_planner_free(pl);
+    return rc;
 }
 
 /* ---- the phases of an adaptive log ---- */

@@ -72,11 +72,6 @@ void adaptive_meter_add(adaptive_meter *m, const rnr_final_chunk *c, uint64_t by
 void adaptive_meter_stats(const adaptive_meter *m, adaptive_phase_stats *st);
 void adaptive_meter_reset(adaptive_meter *m);
 
-/* Off-line: the phases for the MaxPar log R (read to its end). PHASES: the
- * file's; BANDWIDTH: phases of phase_insns instructions each decided by
- * adaptive_policy_decide on their own statistics; LAG is refused (it needs
- * a follower). 0 with *START and *FORMAT (malloc'd, n entries, free both),
- * or -1 with a one-line message in err. */
 /* What each phase of an adaptive log holds (rnr stats). */
 typedef struct adaptive_phase_report {
     uint32_t format;           /* RNR_PHASE_MAXPAR or RNR_PHASE_STITCHED */
@@ -95,6 +90,37 @@ typedef struct adaptive_phase_report {
 int adaptive_measure(rnr_reader *r, adaptive_phase_report **out, size_t *n, char *err,
                      size_t errlen);
 
+/* The phases of a policy decided chunk by chunk, on-line (a streaming
+ * recorder) or off-line (adaptive_plan). Phases are phase_insns walk
+ * positions long (lag: ADAPTIVE_PHASE_INSNS_DEFAULT); consecutive phases of
+ * one format are merged, so the list grows only at switches.
+ *   PHASES: the file's, known from the start.
+ *   BANDWIDTH: a phase is decided on its own statistics once the first
+ *     chunk after it arrives (or at finish): its chunks must be held until
+ *     then, adaptive_planner_add saying when (1).
+ *   LAG: a phase is decided when its first chunk arrives, on the
+ *     follower's lag given with that chunk.
+ * H: the MaxPar log's header (cpus; the sizer's encoding). NULL with err
+ * only if the sizer cannot be made. P must outlive the planner. */
+typedef struct adaptive_planner adaptive_planner;
+adaptive_planner *adaptive_planner_new(const adaptive_policy *p, const rnr_log_header *h,
+                                       char *err, size_t errlen);
+void adaptive_planner_free(adaptive_planner *pl);
+/* Chunk C, the next in walk order. 1: the phase before C's was decided
+ * (BANDWIDTH: release the chunks held before C); 0: nothing decided that
+ * needs a release; -1 on an encoding error (adaptive_planner_error). */
+int adaptive_planner_add(adaptive_planner *pl, const rnr_final_chunk *c, uint64_t follower_lag);
+const char *adaptive_planner_error(const adaptive_planner *pl);
+/* No more chunks: the last phase decided; the list is never empty and
+ * starts at 0. */
+void adaptive_planner_finish(adaptive_planner *pl);
+/* The phases decided so far (pointers valid until the next add/finish). */
+size_t adaptive_planner_phases(const adaptive_planner *pl, const uint64_t **start,
+                               const uint32_t **format);
+
+/* Off-line: the phases for the MaxPar log R (read to its end), by a
+ * planner. LAG is refused (it needs a follower). 0 with *START and *FORMAT
+ * (malloc'd, n entries, free both), or -1 with a one-line message in err. */
 int adaptive_plan(const adaptive_policy *p, rnr_reader *r, uint64_t **start, uint32_t **format,
                   size_t *n, char *err, size_t errlen);
 
