@@ -373,6 +373,8 @@ int adaptive_planner_add(adaptive_planner *pl, const rnr_final_chunk *c, uint64_
     return decided;
 }
 
+int adaptive_planner_kind(const adaptive_planner *pl) { return pl->p->kind; }
+
 const char *adaptive_planner_error(const adaptive_planner *pl)
 {
     return pl->sizer ? rnr_writer_error(pl->sizer) : "";

@@ -111,6 +111,8 @@ void adaptive_planner_free(adaptive_planner *pl);
  * needs a release; -1 on an encoding error (adaptive_planner_error). */
 int adaptive_planner_add(adaptive_planner *pl, const rnr_final_chunk *c, uint64_t follower_lag);
 const char *adaptive_planner_error(const adaptive_planner *pl);
+/* Its policy's kind (adaptive_kind). */
+int adaptive_planner_kind(const adaptive_planner *pl);
 /* No more chunks: the last phase decided; the list is never empty and
  * starts at 0. */
 void adaptive_planner_finish(adaptive_planner *pl);

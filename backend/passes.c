@@ -268,21 +268,39 @@ int pass_stitch(rnr_reader *in, rnr_writer *out, uint64_t window, pass_progress 
     return rc;
 }
 
-int pass_adaptive(rnr_reader *in, rnr_writer *out, const uint64_t *start, const uint32_t *format,
-                  size_t n, uint64_t window, pass_progress *pr, stitch_stats *st, dag_result *dr,
-                  char *err, size_t errlen)
+/* Pass 2 with phases: a list (START/FORMAT/N) or a source (FN). */
+static int adaptive_pass(rnr_reader *in, rnr_writer *out, const uint64_t *start,
+                         const uint32_t *format, size_t n, stitch_phase_fn fn, void *ctx,
+                         uint64_t window, pass_progress *pr, stitch_stats *st, dag_result *dr,
+                         char *err, size_t errlen)
 {
     const rnr_log_header *h = rnr_reader_header(in);
     if (h->kind != RNR_LOG_MAXPAR)
         return wrong_kind(in, "a maxpar log", err, errlen);
     out_ctx o = { out, pr, 0 };
     stitcher *s = stitch_new(h->cpus, window, put, &o);
-    stitch_set_phases(s, start, format, n);
+    if (fn)
+        stitch_set_phase_source(s, fn, ctx);
+    else
+        stitch_set_phases(s, start, format, n);
     int rc = walk_pass(in, out, pr, stitch_visit, s, finish_stitch, dr, err, errlen);
     if (st)
         *st = *stitch_get_stats(s);
     stitch_free(s);
     return rc;
+}
+
+int pass_adaptive(rnr_reader *in, rnr_writer *out, const uint64_t *start, const uint32_t *format,
+                  size_t n, uint64_t window, pass_progress *pr, stitch_stats *st, dag_result *dr,
+                  char *err, size_t errlen)
+{
+    return adaptive_pass(in, out, start, format, n, NULL, NULL, window, pr, st, dr, err, errlen);
+}
+
+int pass_adaptive_online(rnr_reader *in, rnr_writer *out, stitch_phase_fn fn, void *ctx,
+                         uint64_t window, stitch_stats *st, char *err, size_t errlen)
+{
+    return adaptive_pass(in, out, NULL, NULL, 0, fn, ctx, window, NULL, st, NULL, err, errlen);
 }
 
 int pass_serial(rnr_reader *in, rnr_writer *out, pass_progress *pr, serial_stats *st,

@@ -54,6 +54,10 @@ int pass_stitch(rnr_reader *in, rnr_writer *out, uint64_t window, pass_progress 
 int pass_adaptive(rnr_reader *in, rnr_writer *out, const uint64_t *start, const uint32_t *format,
                   size_t n, uint64_t window, pass_progress *pr, stitch_stats *st, dag_result *dr,
                   char *err, size_t errlen);
+/* The same with the phases decided while the pass runs (a streaming
+ * recorder: stitch_set_phase_source's contract). */
+int pass_adaptive_online(rnr_reader *in, rnr_writer *out, stitch_phase_fn fn, void *ctx,
+                         uint64_t window, stitch_stats *st, char *err, size_t errlen);
 /* Pass 3 (input: MaxPar -> Serial, Stitched -> StSerial). */
 int pass_serial(rnr_reader *in, rnr_writer *out, pass_progress *pr, serial_stats *st,
                 dag_result *dr, char *err, size_t errlen);

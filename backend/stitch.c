@@ -92,8 +92,10 @@ struct stitcher {
      * instructions so far, and the phase of the last group written + 1 */
     uint64_t *phase_start;
     uint32_t *phase_format;
-    size_t nphases, cur_phase;
+    size_t nphases, cur_phase, phase_cap;
     uint64_t walk_insns, written_phase;
+    stitch_phase_fn src;      /* phases given during the walk (stitch_set_phase_source) */
+    void *src_ctx;
 };
 
 
@@ -137,6 +139,28 @@ void stitch_free(stitcher *s)
     free(s->phase_start);
     free(s->phase_format);
     free(s);
+}
+
+void stitch_set_phase_source(stitcher *s, stitch_phase_fn fn, void *ctx)
+{
+    s->src = fn;
+    s->src_ctx = ctx;
+}
+
+/* The phases the source has decided since the last call, appended. */
+static void pull_phases(stitcher *s)
+{
+    uint64_t start;
+    uint32_t format;
+    while (s->src(s->src_ctx, s->nphases, &start, &format)) {
+        if (s->nphases == s->phase_cap) {
+            s->phase_cap = s->phase_cap ? 2 * s->phase_cap : 16;
+            s->phase_start = xrealloc(s->phase_start, s->phase_cap * sizeof *s->phase_start);
+            s->phase_format = xrealloc(s->phase_format, s->phase_cap * sizeof *s->phase_format);
+        }
+        s->phase_start[s->nphases] = start;
+        s->phase_format[s->nphases++] = format;
+    }
 }
 
 void stitch_set_phases(stitcher *s, const uint64_t *start, const uint32_t *format, size_t n)
@@ -276,6 +300,11 @@ int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2])
      * Stitched phase. Ending a group earlier than pass 2 would is always
      * allowed: the arguments above hold for any grouping into runs of a
      * lane whose joins pass the clock test (docs/backend.md, "Adaptive"). */
+    if (s->src) {
+        pull_phases(s);
+        if (!s->nphases)
+            return -1;   /* the source broke its contract: phase 0 unknown */
+    }
     while (s->cur_phase + 1 < s->nphases && s->phase_start[s->cur_phase + 1] <= s->walk_insns)
         s->cur_phase++;
     s->walk_insns += c->cs;

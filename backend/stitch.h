@@ -6,6 +6,7 @@
 #ifndef RNR_BACKEND_STITCH_H
 #define RNR_BACKEND_STITCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backend/dag.h"
@@ -37,6 +38,13 @@ void stitch_free(stitcher *s);
  * boundary). START is ascending from 0. The records that begin a phase
  * carry its format in `phase`. The arrays are copied; call before the walk. */
 void stitch_set_phases(stitcher *s, const uint64_t *start, const uint32_t *format, size_t n);
+/* The same, the phases given while the walk runs (a recorder deciding them
+ * on-line): before each chunk the pass asks FN for phase i = the number it
+ * has (1 and *START, *FORMAT if phase i is decided, else 0) until it says
+ * 0. FN must have decided phase 0 before the first chunk, and every phase
+ * that starts at or before a chunk's walk position before that chunk. */
+typedef int (*stitch_phase_fn)(void *ctx, size_t i, uint64_t *start, uint32_t *format);
+void stitch_set_phase_source(stitcher *s, stitch_phase_fn fn, void *ctx);
 /* The dag_walk callback (ctx = the stitcher). */
 int stitch_visit(void *ctx, const dag_node *n, uint64_t out[2]);
 /* End of the walk: emits the open stitched chunks. 0 or -1 (emit failed). */

@@ -447,8 +447,7 @@ static void finish_bundle(follower *f, follow_result *res, const char *incomplet
             rnr_reader *r = c->size ? rnr_reader_open(c->path, err, sizeof err) : NULL;
             int kind = r ? (int)rnr_reader_header(r)->kind : -1;
             rnr_reader_close(r);
-            bf = kind == RNR_LOG_MAXPAR || kind == RNR_LOG_STITCHED ? rnr_bundle_file_of_kind((uint32_t)kind)
-                                                                    : -1;
+            bf = rnr_log_kind_has_tokens((uint32_t)kind) ? rnr_bundle_file_of_kind((uint32_t)kind) : -1;
             if (bf >= 0 && rename(c->path, rnr_bundle_tmp_path(f->b, (rnr_bundle_file)bf)) != 0)
                 bf = -1;
             if (bf < 0)
@@ -516,7 +515,7 @@ int follow_run(int fd, int socket, const char *name, const follow_options *o, fo
         if (f.x)
             r = rnr_reader_open_io(open_tail(&f, RNR_ST_FINAL), err, sizeof err);
         if (r && !rnr_log_kind_has_tokens(rnr_reader_header(r)->kind)) {
-            snprintf(err, sizeof err, "the stream's final log is a %s log, not maxpar or stitched",
+            snprintf(err, sizeof err, "the stream's final log is a %s log, not maxpar, stitched or adaptive",
                      rnr_log_kind_name(rnr_reader_header(r)->kind));
             rnr_reader_close(r);
             r = NULL;

@@ -355,8 +355,8 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
         sh.cpus = cfg.machine.cores;
         sh.msp = cfg.rru.msp;
         memcpy(sh.program_sha256, r->program_sha, 32);
-        r->online = rec_stream_open(o->stream, (rec_stream_format)o->stream_format, &sh,
-                                    o->stream_buffer, err, errlen);
+        r->online = rec_stream_open(o->stream, (rec_stream_format)o->stream_format,
+                                    o->stream_policy, &sh, o->stream_buffer, err, errlen);
         if (!r->online)
             goto fail;
     }

@@ -34,6 +34,8 @@ typedef struct recording_options {
     const char *initial_stream;     /* also stream the initial log here ("-": stdout) */
     const char *stream;             /* the on-line stream: "HOST:PORT" or "-" (stdout) */
     int stream_format;              /* rec_stream_format (recorder/stream.h) */
+    const struct adaptive_policy *stream_policy;   /* adaptive: its policy (outlives the
+                                                      recording), else NULL */
     uint64_t stream_buffer;         /* bytes queued for the follower at most; 0 = default */
     int progress_passes;            /* the backend passes show their progress on stderr */
     /* Limits; 0 = none. Reaching one ends the recording as interrupted. */

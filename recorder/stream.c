@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/adaptive.h"
 #include "backend/passes.h"
 #include "formats/net.h"
 #include "formats/stream.h"
@@ -58,6 +59,17 @@ struct rec_stream {
     rnr_writer *st_w;         /* the stitcher thread's */
     int st_rc;
     char st_err[RNR_ERR_MAX + 256];
+    /* Adaptive on the fly: the planner (recording thread), the phases it
+     * decided as the stitcher thread sees them, and (bandwidth) the chunks
+     * of the phase not decided yet. */
+    adaptive_planner *planner;
+    pthread_mutex_t ph_mu;
+    uint64_t *ph_start;
+    uint32_t *ph_format;
+    size_t ph_cap;
+    _Atomic size_t ph_n;
+    rnr_final_chunk *held;
+    size_t nheld, held_cap;
 };
 
 /* ---- the connection ---- */
@@ -170,7 +182,14 @@ static int connect_to(const char *where, char *err, size_t errlen)
 
 static long stream_io_write(void *ctx, const void *buf, size_t n)
 {
-    rec_stream_send(ctx, RNR_ST_FINAL, buf, n);
+    rec_stream *s = ctx;
+    rec_stream_send(s, RNR_ST_FINAL, buf, n);
+    /* Stitched or adaptive: the stitcher thread (st_w's owner, and the
+     * only caller then) counts what it wrote as each block goes out, so
+     * that a lag policy sees the follower fall behind while groups are
+     * still open. */
+    if (s->st_w)
+        atomic_store(&s->final_chunks, rnr_writer_counts(s->st_w)->records);
     return (long)n;
 }
 
@@ -231,6 +250,72 @@ static long pipe_io_read(void *ctx, void *buf, size_t n)
 
 static const rnr_io_ops pipe_read_ops = { pipe_io_read, NULL, NULL, NULL };
 
+/* The stitcher thread's view of the decided phases (stitch_phase_fn). */
+static int phase_source(void *ctx, size_t i, uint64_t *start, uint32_t *format)
+{
+    rec_stream *s = ctx;
+    if (i >= atomic_load(&s->ph_n))
+        return 0;
+    pthread_mutex_lock(&s->ph_mu);
+    *start = s->ph_start[i];
+    *format = s->ph_format[i];
+    pthread_mutex_unlock(&s->ph_mu);
+    return 1;
+}
+
+/* The planner's new phases made visible to the stitcher thread, before any
+ * chunk they cover goes into the pipe (the contract of
+ * stitch_set_phase_source). */
+static void publish_phases(rec_stream *s)
+{
+    const uint64_t *start;
+    const uint32_t *format;
+    size_t n = adaptive_planner_phases(s->planner, &start, &format), have = atomic_load(&s->ph_n);
+    if (n == have)
+        return;
+    pthread_mutex_lock(&s->ph_mu);
+    if (n > s->ph_cap) {
+        s->ph_cap = n > 2 * s->ph_cap ? n : 2 * s->ph_cap;
+        s->ph_start = xrealloc(s->ph_start, s->ph_cap * sizeof *s->ph_start);
+        s->ph_format = xrealloc(s->ph_format, s->ph_cap * sizeof *s->ph_format);
+    }
+    memcpy(s->ph_start + have, start + have, (n - have) * sizeof *start);
+    memcpy(s->ph_format + have, format + have, (n - have) * sizeof *format);
+    pthread_mutex_unlock(&s->ph_mu);
+    atomic_store(&s->ph_n, n);
+}
+
+/* Bandwidth: a copy of chunk C kept until its phase is decided. */
+static void hold(rec_stream *s, const rnr_final_chunk *c)
+{
+    if (s->nheld == s->held_cap) {
+        s->held_cap = s->held_cap ? 2 * s->held_cap : 256;
+        s->held = xrealloc(s->held, s->held_cap * sizeof *s->held);
+    }
+    rnr_final_chunk *h = &s->held[s->nheld++];
+    *h = *c;
+    h->stv = c->nstv ? xmalloc(c->nstv * sizeof *c->stv) : NULL;
+    h->ptv = c->nptv ? xmalloc(c->nptv * sizeof *c->ptv) : NULL;
+    if (c->nstv)
+        memcpy(h->stv, c->stv, c->nstv * sizeof *c->stv);
+    if (c->nptv)
+        memcpy(h->ptv, c->ptv, c->nptv * sizeof *c->ptv);
+}
+
+/* The held chunks into the stitcher's pipe (RELEASE) or dropped. */
+static int release_held(rec_stream *s, int release)
+{
+    int rc = 0;
+    for (size_t i = 0; i < s->nheld; i++) {
+        if (release && rc == 0 && s->final_w && rnr_writer_put_final(s->final_w, &s->held[i]) < 0)
+            rc = -1;
+        free(s->held[i].stv);
+        free(s->held[i].ptv);
+    }
+    s->nheld = 0;
+    return rc;
+}
+
 static void *stitch_thread(void *arg)
 {
     rec_stream *s = arg;
@@ -242,14 +327,16 @@ static void *stitch_thread(void *arg)
         snprintf(s->st_err, sizeof s->st_err, "%s", err);
     } else {
         rnr_log_header h = *rnr_reader_header(r);
-        h.kind = RNR_LOG_STITCHED;
+        h.kind = s->format == REC_STREAM_ADAPTIVE ? RNR_LOG_ADAPTIVE : RNR_LOG_STITCHED;
         s->st_w = rnr_writer_open_io(rnr_io_custom(&stream_io_ops, s, "<stream>", 1), &h, NULL,
                                      err, sizeof err);
         if (!s->st_w) {
             s->st_rc = -1;
             snprintf(s->st_err, sizeof s->st_err, "%s", err);
         } else {
-            s->st_rc = pass_stitch(r, s->st_w, 0, NULL, NULL, NULL, err, sizeof err);
+            s->st_rc = s->format == REC_STREAM_ADAPTIVE
+                           ? pass_adaptive_online(r, s->st_w, phase_source, s, 0, NULL, err, sizeof err)
+                           : pass_stitch(r, s->st_w, 0, NULL, NULL, NULL, err, sizeof err);
             if (s->st_rc < 0)
                 snprintf(s->st_err, sizeof s->st_err, "%s", err);
             atomic_store(&s->final_chunks, rnr_writer_counts(s->st_w)->records);
@@ -271,17 +358,24 @@ static void *stitch_thread(void *arg)
 
 /* ---- the session's side ---- */
 
-rec_stream *rec_stream_open(const char *where, rec_stream_format format, const rnr_log_header *h,
-                            uint64_t buffer, char *err, size_t errlen)
+rec_stream *rec_stream_open(const char *where, rec_stream_format format,
+                            const adaptive_policy *policy, const rnr_log_header *h, uint64_t buffer,
+                            char *err, size_t errlen)
 {
-    if (format == REC_STREAM_ADAPTIVE) {
-        snprintf(err, errlen, "--stream-format adaptive: not available in this rnr (maxpar or "
-                 "stitched)");
+    if (format == REC_STREAM_ADAPTIVE && !policy) {
+        snprintf(err, errlen, "--stream-format adaptive needs --adaptive POLICY");
+        return NULL;
+    }
+    if (format == REC_STREAM_ADAPTIVE && policy->kind == ADAPTIVE_LAG && strcmp(where, "-") == 0) {
+        snprintf(err, errlen, "--adaptive lag:%llu decides by the follower's acknowledgements, "
+                 "which a pipe (--stream -) does not carry: use --stream HOST:PORT",
+                 (unsigned long long)policy->lag_chunks);
         return NULL;
     }
     rec_stream *s = xcalloc(1, sizeof *s);
     s->fd = -1;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->ph_mu, NULL);
     pthread_mutex_init(&s->pipe.mu, NULL);
     pthread_cond_init(&s->pipe.cv, NULL);
     s->buffer = buffer ? buffer : REC_STREAM_BUFFER_DEFAULT;
@@ -300,6 +394,14 @@ rec_stream *rec_stream_open(const char *where, rec_stream_format format, const r
     rnr_stream_put_header(&s->q);
     rnr_log_header fh = *h;
     fh.kind = RNR_LOG_MAXPAR;
+    if (format == REC_STREAM_ADAPTIVE) {
+        s->planner = adaptive_planner_new(policy, &fh, err, errlen);
+        if (!s->planner) {
+            rec_stream_free(s);
+            return NULL;
+        }
+        publish_phases(s);   /* phases: all of them; the others: none yet */
+    }
     if (format == REC_STREAM_MAXPAR) {
         s->final_w = rnr_writer_open_io(rnr_io_custom(&stream_io_ops, s, "<stream>", 1), &fh,
                                         NULL, err, errlen);
@@ -372,6 +474,25 @@ int rec_stream_send_file(rec_stream *s, uint32_t type, const char *path, char *e
 
 int rec_stream_put_maxpar(rec_stream *s, const rnr_final_chunk *c)
 {
+    if (s->planner) {
+        uint64_t lag = 0;
+        if (adaptive_planner_kind(s->planner) == ADAPTIVE_LAG) {
+            pthread_mutex_lock(&s->mu);
+            uint64_t made = atomic_load(&s->final_chunks);
+            lag = made > s->acked_chunks ? made - s->acked_chunks : 0;
+            pthread_mutex_unlock(&s->mu);
+        }
+        int decided = adaptive_planner_add(s->planner, c, lag);
+        if (decided < 0)
+            return -1;
+        publish_phases(s);
+        if (adaptive_planner_kind(s->planner) == ADAPTIVE_BANDWIDTH) {
+            if (decided && release_held(s, 1) < 0)
+                return -1;
+            hold(s, c);
+            return 0;
+        }
+    }
     if (rnr_writer_put_final(s->final_w, c) < 0)
         return -1;
     if (s->format == REC_STREAM_MAXPAR)
@@ -460,6 +581,12 @@ static int stop_stitcher(rec_stream *s)
 static void finish_final(rec_stream *s)
 {
     char err[RNR_ERR_MAX + 64];
+    if (s->planner && s->final_w) {
+        adaptive_planner_finish(s->planner);
+        publish_phases(s);
+        if (release_held(s, 1) < 0)
+            drop(s, "the stream's final log: %s", rnr_writer_error(s->final_w));
+    }
     if (s->final_w) {
         rnr_writer *w = s->final_w;
         s->final_w = NULL;
@@ -534,6 +661,12 @@ void rec_stream_free(rec_stream *s)
         rnr_writer_abandon(s->final_w);
     s->final_w = NULL;
     stop_stitcher(s);
+    release_held(s, 0);
+    free(s->held);
+    adaptive_planner_free(s->planner);
+    free(s->ph_start);
+    free(s->ph_format);
+    pthread_mutex_destroy(&s->ph_mu);
     if (s->own_fd && s->fd >= 0)
         close(s->fd);
     rnr_stream_parser_free(s->acks);

@@ -14,9 +14,10 @@
 
 #include "formats/log.h"
 
-/* The final log the stream carries. ADAPTIVE is the place of a policy
- * that switches between MaxPar and Stitched by phase from the follower's
- * lag (rec_stream_lag); it is not implemented and rec_stream_open refuses it. */
+/* The final log the stream carries. ADAPTIVE switches between MaxPar and
+ * Stitched by phase as a policy (backend/adaptive.h) decides on the fly:
+ * phases:FILE, bandwidth (each phase's chunks held until it is over) or
+ * lag (the follower's acknowledgements, rec_stream_lag; TCP only). */
 typedef enum rec_stream_format {
     REC_STREAM_MAXPAR = 0,
     REC_STREAM_STITCHED = 1,
@@ -40,9 +41,13 @@ typedef struct rec_stream_lag {
 typedef struct rec_stream rec_stream;
 
 /* Connects to WHERE ("HOST:PORT", or "-" for stdout) and queues the
- * header. The final log's header is H with its kind set by FORMAT.
- * BUFFER: bytes queued at most (0 = default). NULL with one line in err. */
-rec_stream *rec_stream_open(const char *where, rec_stream_format format, const rnr_log_header *h,
+ * header. The final log's header is H with its kind set by FORMAT; POLICY
+ * (ADAPTIVE only, else NULL) must outlive the stream. BUFFER: bytes queued
+ * at most (0 = default). NULL with one line in err (also for lag on a
+ * pipe). */
+struct adaptive_policy;
+rec_stream *rec_stream_open(const char *where, rec_stream_format format,
+                            const struct adaptive_policy *policy, const rnr_log_header *h,
                             uint64_t buffer, char *err, size_t errlen);
 /* Queues N bytes of channel TYPE (RNR_ST_MANIFEST ... RNR_ST_STDERR). */
 void rec_stream_send(rec_stream *s, uint32_t type, const void *p, size_t n);

@@ -398,6 +398,136 @@ START_TEST(online_follower_stops_at_the_first_chunk_that_diverges)
 }
 END_TEST
 
+/* The phases of the adaptive log in bundle DIR, as `rnr stats` lists them:
+ * counts of MaxPar and Stitched phases. */
+static void phase_formats(const char *dir, int *maxpar, int *stitched)
+{
+    tu_output o;
+    tu_rnr(&o, (const char *[]){ "stats", dir, NULL });
+    ck_assert_msg(o.status == 0, "stats %s: %s", dir, o.err);
+    *maxpar = *stitched = 0;
+    const char *p = strstr(o.out, "adaptive phases");
+    ck_assert_msg(p != NULL, "no phases in: %s", o.out);
+    for (p = strchr(p, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+        char idx[32], fmt[32];
+        if (sscanf(p + 1, "%31s %31s", idx, fmt) == 2 && idx[0] >= '0' && idx[0] <= '9') {
+            *maxpar += strcmp(fmt, "maxpar") == 0;
+            *stitched += strcmp(fmt, "stitched") == 0;
+        }
+    }
+    tu_output_free(&o);
+}
+
+/* An adaptive log made on the fly by a policy that does not depend on
+ * timing (a phases file switching three times, bandwidth budgets that
+ * every phase, no phase and some phases fit) holds the records `rnr
+ * backend --adaptive` makes of the same recording (their compressed
+ * blocks may be cut elsewhere: the stream flushes as it goes); the
+ * follower verifies it, prints the recording's output, and its bundle
+ * replays and verifies; taskq's middle budget switches hundreds of times.
+ * (The recorder holds a bandwidth phase's chunks until it is decided; the
+ * MaxPar writer's buffering usually delays them as long, so this test does
+ * not force the race a missing hold would lose.) */
+START_TEST(online_adaptive_stream_is_the_offline_adaptive_log)
+{
+    char *t = tu_tmpdir();
+    char phases[4200], pol_phases[4300];
+    snprintf(phases, sizeof phases, "%s/phases", t);
+    /* racy's first chunk is its start, about 21,000 instructions; the
+     * chunks after it are short, so each range below holds some. */
+    static const char ranges[] = "0-25000 maxpar\n25000-35000 stitched\n35000-45000 maxpar\n";
+    tu_write_file(phases, ranges, sizeof ranges - 1);
+    snprintf(pol_phases, sizeof pol_phases, "phases:%s", phases);
+    const char *policies[] = { pol_phases, "bandwidth:1000000000000:4096", "bandwidth:1000:4096",
+                               "bandwidth:50000000:4096" };
+    const char *programs[] = { "racy 4 300", "racy 4 300", "racy 4 300", "suite/taskq -s small -t 4" };
+    for (size_t i = 0; i < 4; i++) {
+        char script[8192];
+        snprintf(script, sizeof script,
+                 "rm -rf \"$T/p\" \"$T/f\"\n"
+                 "timeout $TO \"$R\" record -n 4 --quiet --stream - --stream-format adaptive "
+                 "--adaptive '%s' -o \"$T/p\" -- \"$G\"/%s 2>\"$T/p.err\" | timeout $TO \"$R\" "
+                 "follow -j %d -o \"$T/f\" - >\"$T/f.out\" 2>\"$T/f.err\"; echo \"follow $?\"\n"
+                 "timeout $TO \"$R\" backend --adaptive '%s' \"$T/p\" >/dev/null 2>\"$T/b.err\"; "
+                 "echo \"backend $?\"\n"
+                 "\"$R\" dump \"$T/p/adaptive.log\" >\"$T/p.dump\" && \"$R\" dump \"$T/f/adaptive.log\" "
+                 ">\"$T/f.dump\" && cmp \"$T/p.dump\" \"$T/f.dump\" && echo same\n",
+                 policies[i], programs[i], 1 + (int)(i % 2), policies[i]);
+        tu_output o;
+        sh(&o, t, script);
+        char *ferr = slurp(t, "f.err");
+        ck_assert_msg(strstr(o.out, "follow 0") && strstr(ferr, "verified: adaptive log"),
+                      "%s: %s %s", policies[i], o.out, ferr);
+        ck_assert_msg(strstr(o.out, "backend 0") && strstr(o.out, "same"),
+                      "%s: the streamed log is not the off-line one: %s", policies[i], o.out);
+        size_t a, b;
+        uint8_t *fo = tu_read_file(tu_path(t, "f.out"), &a);
+        uint8_t *po = tu_read_file(tu_path(t, "p/stdout"), &b);
+        ck_assert_msg(a == b && a > 0 && memcmp(fo, po, a) == 0, "%s: stdout differs", policies[i]);
+        free(fo);
+        free(po);
+        replays_and_verifies(tu_path(t, "f"), "adaptive");
+        int mp, st;
+        phase_formats(tu_path(t, "f"), &mp, &st);
+        if (i == 0)   /* maxpar, stitched, maxpar, then stitched to the end */
+            ck_assert_msg(mp == 2 && st == 2, "phases file: %d maxpar, %d stitched", mp, st);
+        else if (i == 1)   /* a budget every phase fits */
+            ck_assert_msg(mp == 1 && st == 0, "generous budget: %d maxpar, %d stitched", mp, st);
+        else if (i == 2)   /* a budget no phase fits */
+            ck_assert_msg(mp == 0 && st == 1, "tight budget: %d maxpar, %d stitched", mp, st);
+        else   /* between: phases of both kinds, so held phases were released on both sides */
+            ck_assert_msg(mp >= 1 && st >= 1, "middle budget: %d maxpar, %d stitched", mp, st);
+        free(ferr);
+        tu_output_free(&o);
+    }
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+/* lag:CHUNKS over TCP: a limit no lag reaches gives one Stitched phase;
+ * lag:0 with a follower stopped for a while (no acknowledgements) still
+ * gives a log that verifies, in whatever phases the lag chose. A lag
+ * policy on a pipe, which carries no acknowledgements, and --adaptive
+ * without the adaptive format are refused. */
+START_TEST(online_adaptive_lag_policy_follows_the_acknowledgements)
+{
+    const char *policies[] = { "lag:1000000000", "lag:0" };
+    for (size_t i = 0; i < 2; i++) {
+        char *t = tu_tmpdir();
+        char script[4096];
+        snprintf(script, sizeof script,
+                 "follow_bg -j 2 -o \"$T/f\"\n"
+                 "%s"
+                 "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --stream-format "
+                 "adaptive --adaptive %s -o \"$T/p\" -- \"$G/suite/taskq\" -s small -t 4 >/dev/null "
+                 "2>\"$T/p.err\" &\n"
+                 "RP=$!\n"
+                 "%s"
+                 "wait $RP; echo \"record $?\"\n"
+                 "wait $FSH\n",
+                 i ? "kill -STOP $FPID\n" : "", policies[i], i ? "sleep 1; kill -CONT $FPID\n" : "");
+        tu_output o;
+        sh(&o, t, script);
+        char *ferr = slurp(t, "f.err");
+        ck_assert_msg(strstr(o.out, "record 0") && file_status(t, "f.rc") == 0 &&
+                      strstr(ferr, "verified: adaptive log, 2 workers"),
+                      "%s: %s\nfollower: %s", policies[i], o.out, ferr);
+        replays_and_verifies(tu_path(t, "f"), "adaptive");
+        int mp, st;
+        phase_formats(tu_path(t, "f"), &mp, &st);
+        if (i == 0)
+            ck_assert_msg(mp == 0 && st == 1, "%s: %d maxpar, %d stitched", policies[i], mp, st);
+        else
+            ck_assert_msg(mp + st >= 1, "%s: no phase", policies[i]);
+        free(ferr);
+        tu_output_free(&o);
+        tu_rmtree(t);
+        free(t);
+    }
+}
+END_TEST
+
 /* Every bundled multithreaded workload (loop index), streamed in each
  * format to a follower on 1 and 2 workers, through a pipe and over TCP
  * (each format both ways): the follower verifies, prints the recording's
@@ -462,15 +592,21 @@ START_TEST(online_commands_have_help_and_reject_bad_usage)
     tu_output_free(&o);
     char racy[4200];
     snprintf(racy, sizeof racy, "%s/racy", tu_env("RNR_GUEST_DIR"));
-    struct { const char *args[8]; const char *want; } cases[] = {
+    struct { const char *args[10]; const char *want; } cases[] = {
         { { "follow", NULL }, "missing --listen" },
         { { "follow", "--listen", "0", "-", NULL }, "both name" },
         { { "follow", "--listen", "x:99999", NULL }, "not a port number" },
         { { "follow", "--timeout", "0", "-", NULL }, "--timeout" },
         { { "record", "--stream-format", "adaptive", "--stream", "-", "--", "x", NULL },
-          "adaptive is not available" },
+          "needs --adaptive POLICY" },
+        { { "record", "--adaptive", "bandwidth:1000", "--stream", "-", "--", "x", NULL },
+          "needs --stream HOST:PORT|- --stream-format adaptive" },
+        { { "record", "--adaptive", "lag:5", "--stream", "-", "--stream-format", "adaptive", "--",
+            "x", NULL }, "a pipe (--stream -) does not carry" },
+        { { "record", "--adaptive", "speed:5", "--stream", "-", "--stream-format", "adaptive", "--",
+            "x", NULL }, "unknown policy" },
         { { "record", "--stream-format", "serial", "--stream", "-", "--", "x", NULL },
-          "wants maxpar or stitched" },
+          "wants maxpar, stitched or adaptive" },
         { { "record", "--stream-format", "maxpar", "--", "x", NULL }, "need --stream" },
         { { "record", "--stream", "nocolon", "--", racy, NULL }, "not HOST:PORT" },
     };
@@ -496,6 +632,8 @@ TU_SUITE(online)
     tcase_add_test(tc, online_primary_finishes_its_bundle_when_the_follower_is_killed);
     tcase_add_test(tc, online_primary_drops_the_stream_of_a_follower_that_does_not_read);
     tcase_add_test(tc, online_follower_refuses_garbage_another_version_and_a_second_primary);
+    tcase_add_test(tc, online_adaptive_stream_is_the_offline_adaptive_log);
+    tcase_add_test(tc, online_adaptive_lag_policy_follows_the_acknowledgements);
     tc = tu_tcase(s, "workloads", 120);
     tcase_add_loop_test(tc, online_follower_replays_every_threaded_workload, 0, (int)tu_threaded_count);
     return s;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/session.h"
+#include "backend/adaptive.h"
 #include "recorder/stream.h"
 #include "rru/alloc.h"
 #include "tools/cli.h"
@@ -78,8 +79,15 @@ const char cmd_record_help[] =
     "                     (docs/online.md). The guest never waits for the\n"
     "                     follower: past --stream-buffer the stream is dropped\n"
     "                     with a warning; the bundle is written in full\n"
-    "  --stream-format maxpar|stitched  the final log streamed (default maxpar;\n"
-    "                     stitched: fewer bytes, less parallel replay)\n"
+    "  --stream-format maxpar|stitched|adaptive  the final log streamed (default\n"
+    "                     maxpar; stitched: fewer bytes, less parallel replay;\n"
+    "                     adaptive: MaxPar or Stitched by phase, as --adaptive says)\n"
+    "  --adaptive POLICY  with --stream-format adaptive: lag:CHUNKS (MaxPar while\n"
+    "                     the follower is more than CHUNKS final-log chunks\n"
+    "                     behind by its acknowledgements; TCP only),\n"
+    "                     bandwidth:BYTES_PER_S[:PHASE_INSNS[:HZ]] (MaxPar where\n"
+    "                     its bytes fit the budget; each phase is held until it\n"
+    "                     is over) or phases:FILE (docs/online.md)\n"
     "  --stream-buffer B  bytes queued for a slow follower at most (K, M, G;\n"
     "                     default 64M)\n"
     GUEST_ENV_HELP
@@ -138,7 +146,7 @@ int cmd_record(int argc, char **argv)
     static const char *const valued[] = {MACHINE_OPTS_VALUED, "-o", "--initial-log", "--env",
                                          "--unset", "--max-instructions", "--max-seconds",
                                          "--max-log-bytes", "--exit-code", "--check-every", "--stream",
-                                         "--stream-format", "--stream-buffer", NULL};
+                                         "--stream-format", "--stream-buffer", "--adaptive", NULL};
     cli_normalize(valued, CLI_STOP_AT_OPERAND, &argc, &argv);
     recording_options ro;
     memset(&ro, 0, sizeof ro);
@@ -150,6 +158,9 @@ int cmd_record(int argc, char **argv)
     guest_env env;
     guest_env_init(&env, argc);
     recording *r = NULL;
+    adaptive_policy policy;
+    memset(&policy, 0, sizeof policy);
+    const char *policy_text = NULL;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -186,7 +197,8 @@ int cmd_record(int argc, char **argv)
                    strcmp(a, "--max-instructions") == 0 || strcmp(a, "--max-seconds") == 0 ||
                    strcmp(a, "--max-log-bytes") == 0 || strcmp(a, "--exit-code") == 0 ||
                    strcmp(a, "--check-every") == 0 || strcmp(a, "--stream") == 0 ||
-                   strcmp(a, "--stream-format") == 0 || strcmp(a, "--stream-buffer") == 0) {
+                   strcmp(a, "--stream-format") == 0 || strcmp(a, "--stream-buffer") == 0 ||
+                   strcmp(a, "--adaptive") == 0) {
             if (i + 1 >= argc) {
                 cli_usage("record", "option %s needs an argument", a);
                 goto out;
@@ -219,14 +231,21 @@ int cmd_record(int argc, char **argv)
                 } else if (strcasecmp(v, "stitched") == 0) {
                     ro.stream_format = REC_STREAM_STITCHED;
                 } else if (strcasecmp(v, "adaptive") == 0) {
-                    cli_usage("record", "--stream-format adaptive is not available in this rnr "
-                              "(maxpar or stitched)");
-                    goto out;
+                    ro.stream_format = REC_STREAM_ADAPTIVE;
                 } else {
-                    cli_usage("record", "--stream-format wants maxpar or stitched, not '%s'", v);
+                    cli_usage("record", "--stream-format wants maxpar, stitched or adaptive, not "
+                              "'%s'", v);
                     goto out;
                 }
                 stream_format_given = 1;
+            } else if (strcmp(a, "--adaptive") == 0) {
+                char perr[1024];
+                adaptive_policy_free(&policy);
+                if (adaptive_policy_parse(v, &policy, perr, sizeof perr) < 0) {
+                    cli_usage("record", "--adaptive %s", perr);
+                    goto out;
+                }
+                policy_text = v;
             } else if (strcmp(a, "--stream-buffer") == 0) {
                 if (cli_parse_bytes("record", a, v, 4096, UINT64_MAX, &ro.stream_buffer) < 0)
                     goto out;
@@ -259,6 +278,23 @@ int cmd_record(int argc, char **argv)
         cli_usage("record", "--stream-format and --stream-buffer need --stream");
         goto out;
     }
+    if (ro.stream_format == REC_STREAM_ADAPTIVE && !policy_text) {
+        cli_usage("record", "--stream-format adaptive needs --adaptive POLICY (lag:CHUNKS, "
+                  "bandwidth:BYTES_PER_S or phases:FILE)");
+        goto out;
+    }
+    if (policy_text && ro.stream_format != REC_STREAM_ADAPTIVE) {
+        cli_usage("record", "--adaptive %s needs --stream HOST:PORT|- --stream-format adaptive "
+                  "(for a recording already made: rnr backend --adaptive)", policy_text);
+        goto out;
+    }
+    if (policy_text && policy.kind == ADAPTIVE_LAG && strcmp(ro.stream, "-") == 0) {
+        cli_usage("record", "--adaptive %s decides by the follower's acknowledgements, which a "
+                  "pipe (--stream -) does not carry: use --stream HOST:PORT", policy_text);
+        goto out;
+    }
+    if (policy_text)
+        ro.stream_policy = &policy;
     /* A follower that goes away is a warning, not a signal that kills rnr. */
     if (ro.stream)
         signal(SIGPIPE, SIG_IGN);
@@ -312,6 +348,7 @@ int cmd_record(int argc, char **argv)
     rc = exit_rnr && res.end != DRV_INTERRUPTED ? RNR_EXIT_OK : res.exit_status;
 out:
     recording_free(r);
+    adaptive_policy_free(&policy);
     guest_env_free(&env);
     machine_opts_free(&mo);
     return rc;
