@@ -399,6 +399,58 @@ START_TEST(adaptive_policy_decides_by_budget_and_lag)
 }
 END_TEST
 
+/* The planner a streaming recorder feeds chunk by chunk. lag: each phase
+ * (65536 walk positions) is decided by the lag given with its first
+ * chunk, later chunks' lags do not count, equal neighbours merge.
+ * bandwidth: add says 1 exactly at the first chunk of a new phase (the
+ * held chunks may go), and finish decides the last one. */
+START_TEST(adaptive_planner_decides_phases_as_chunks_come)
+{
+    adaptive_policy p;
+    char err[RNR_ERR_MAX];
+    ck_assert_msg(adaptive_policy_parse("lag:7", &p, err, sizeof err) == 0, "%s", err);
+    rnr_log_header h = { .kind = RNR_LOG_MAXPAR, .cpus = 2 };
+    adaptive_planner *pl = adaptive_planner_new(&p, &h, err, sizeof err);
+    ck_assert_msg(pl != NULL, "%s", err);
+    /* Chunks of 40000: phase 0 = chunks 0-1, 1 = 2-3 (80000..), 2 = 4, 3 = 5-6. */
+    static const uint64_t lags[] = { 10, 0, 0, 100, 3, 9, 0 };
+    rnr_final_chunk c = { .cpu = 0, .tid = 1, .cs = 40000 };
+    for (size_t i = 0; i < sizeof lags / sizeof lags[0]; i++)
+        ck_assert_int_eq(adaptive_planner_add(pl, &c, lags[i]), 0);
+    adaptive_planner_finish(pl);
+    const uint64_t *start;
+    const uint32_t *format;
+    size_t n = adaptive_planner_phases(pl, &start, &format);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(start[0], 0);
+    ck_assert_uint_eq(format[0], RNR_PHASE_MAXPAR);
+    ck_assert_uint_eq(start[1], 65536);
+    ck_assert_uint_eq(format[1], RNR_PHASE_STITCHED);
+    ck_assert_uint_eq(start[2], 3 * 65536);
+    ck_assert_uint_eq(format[2], RNR_PHASE_MAXPAR);
+    adaptive_planner_free(pl);
+    adaptive_policy_free(&p);
+
+    ck_assert_msg(adaptive_policy_parse("bandwidth:1000:4096:1000", &p, err, sizeof err) == 0, "%s",
+                  err);
+    pl = adaptive_planner_new(&p, &h, err, sizeof err);
+    ck_assert_msg(pl != NULL, "%s", err);
+    /* Positions 0, 3000 | 6000 | 9000 (phase 2 at 8192). */
+    c.cs = 3000;
+    c.dur = 1000000;   /* 1000 s per chunk: any phase fits the budget */
+    static const int released[] = { 0, 0, 1, 1 };
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(adaptive_planner_add(pl, &c, 0), released[i]);
+    ck_assert_uint_eq(adaptive_planner_phases(pl, &start, &format), 1);   /* 0 and 1 merged */
+    adaptive_planner_finish(pl);
+    n = adaptive_planner_phases(pl, &start, &format);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(format[0], RNR_PHASE_MAXPAR);
+    adaptive_planner_free(pl);
+    adaptive_policy_free(&p);
+}
+END_TEST
+
 /* Bad policies and phases files: one message naming the policy, or the
  * file and line, and what is wrong. */
 START_TEST(adaptive_policy_errors_name_the_file_and_line)
@@ -472,6 +524,7 @@ TU_SUITE(adaptive)
     tcase_add_loop_test(tc, adaptive_pure_splits_are_the_pure_formats, 0, 4);
     tc = tu_tcase(s, "policy", 30);
     tcase_add_test(tc, adaptive_policy_decides_by_budget_and_lag);
+    tcase_add_test(tc, adaptive_planner_decides_phases_as_chunks_come);
     tcase_add_test(tc, adaptive_records_are_checked_both_ways);
     tcase_add_test(tc, adaptive_policy_errors_name_the_file_and_line);
     return s;

@@ -529,13 +529,16 @@ START_TEST(online_adaptive_lag_policy_follows_the_acknowledgements)
 END_TEST
 
 /* Every bundled multithreaded workload (loop index), streamed in each
- * format to a follower on 1 and 2 workers, through a pipe and over TCP
- * (each format both ways): the follower verifies, prints the recording's
- * stdout byte for byte, and its bundle replays and verifies on its own. */
+ * format (adaptive by bandwidth through a pipe and by the follower's lag
+ * over TCP) to a follower on 1 and 2 workers, through a pipe and over
+ * TCP: the follower verifies, prints the recording's stdout byte for
+ * byte, and its bundle replays and verifies on its own. */
 START_TEST(online_follower_replays_every_threaded_workload)
 {
-    static const struct { const char *format, *workers; int tcp; } ways[] = {
-        { "maxpar", "1", 0 }, { "maxpar", "2", 1 }, { "stitched", "1", 1 }, { "stitched", "2", 0 },
+    static const struct { const char *format, *workers; int tcp; const char *adaptive; } ways[] = {
+        { "maxpar", "1", 0, NULL }, { "maxpar", "2", 1, NULL }, { "stitched", "1", 1, NULL },
+        { "stitched", "2", 0, NULL }, { "adaptive", "1", 0, "bandwidth:50000000:4096" },
+        { "adaptive", "2", 1, "lag:0" },
     };
     const tu_workload *w = &tu_threaded[_i];
     char args[256] = "";
@@ -545,20 +548,24 @@ START_TEST(online_follower_replays_every_threaded_workload)
     }
     for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
         char *t = tu_tmpdir();
-        char script[2048];
+        char script[2048], format[128];
+        if (ways[i].adaptive)
+            snprintf(format, sizeof format, "adaptive --adaptive %s", ways[i].adaptive);
+        else
+            snprintf(format, sizeof format, "%s", ways[i].format);
         if (ways[i].tcp)
             snprintf(script, sizeof script,
                      "follow_bg -j %s -o \"$T/f\"\n"
                      "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT --stream-format %s "
                      "-o \"$T/p\" -- \"$G/%s\"%s >/dev/null 2>\"$T/p.err\"\n"
                      "wait $FSH\n",
-                     ways[i].workers, ways[i].format, w->name, args);
+                     ways[i].workers, format, w->name, args);
         else
             snprintf(script, sizeof script,
                      "timeout $TO \"$R\" record -n 4 --quiet --stream - --stream-format %s -o \"$T/p\" "
                      "-- \"$G/%s\"%s 2>\"$T/p.err\" | timeout $TO \"$R\" follow -j %s -o \"$T/f\" - "
                      ">\"$T/f.out\" 2>\"$T/f.err\"; echo $? >\"$T/f.rc\"\n",
-                     ways[i].format, w->name, args, ways[i].workers);
+                     format, w->name, args, ways[i].workers);
         tu_output o;
         sh(&o, t, script);
         char *ferr = slurp(t, "f.err");
