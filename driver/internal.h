@@ -123,6 +123,7 @@ typedef struct sigaction_state {
 
 typedef struct syscall_row syscall_row;
 typedef struct lock_rec lock_rec;
+typedef struct shared_map shared_map;
 
 struct drv_proc {
     drv_config cfg;
@@ -131,6 +132,8 @@ struct drv_proc {
     char *private_tmp;           /* --private-tmp: the host directory of the guest's /tmp, owned */
     lock_rec *locks;             /* advisory file locks (locks.c), owned */
     size_t nlocks, caplocks;
+    shared_map *shmaps;          /* writable shared file mappings (shmap.c), owned */
+    size_t nshmaps, cap_shmaps;
     loader_image img;
     char *exe_path;              /* absolute path of the program (/proc/self/exe) */
     rru_mem *mem;
@@ -193,6 +196,25 @@ void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((fo
 void proc_fail(drv_proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Ends the process: exit status (DRV_EXITED) or signal (DRV_SIGNALED). */
 void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t pc);
+
+/* Writable shared file mappings (shmap.c). A replay keeps the list with
+ * no host descriptors and writes nothing. */
+/* 0, or -ENODEV (with the one-time warning) if pages [OFF, OFF+LEN) of the
+ * file HOST_FD are already mapped writable and shared. */
+int64_t shmap_check(drv_proc *p, int host_fd, uint64_t off, uint64_t len);
+/* Records a new mapping at ADDR (HOST_FD -1 in a replay). */
+void shmap_add(drv_proc *p, uint64_t addr, uint64_t len, int host_fd, uint64_t off);
+/* Writes the mapped pages of [ADDR, ADDR+LEN) to their files (msync). */
+void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len);
+/* The same for every mapping of the file HOST_FD (before a read of it). */
+void shmap_sync_file(drv_proc *p, int host_fd);
+/* Writes back and forgets the mappings' pages in [ADDR, ADDR+LEN) (munmap,
+ * a MAP_FIXED mapping over them). */
+void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len);
+/* 1 if a mapping has a page in [ADDR, ADDR+LEN). */
+int shmap_overlaps(const drv_proc *p, uint64_t addr, uint64_t len);
+/* The process ended: everything written back, the list freed. */
+void shmap_end(drv_proc *p);
 
 /* Creates the absent pages of mapped regions in [addr, addr+len) (demand
  * paging, proc.c); 0 or -1 when host memory runs out. */

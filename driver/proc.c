@@ -88,6 +88,7 @@ void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t p
         return;
     save_running(p);
     p->done = 1;
+    shmap_end(p);   /* the shared mappings' last stores reach their files */
     p->result.end = end;
     p->result.status = status;
     p->result.pc = pc;
@@ -714,6 +715,7 @@ void drv_proc_free(drv_proc *p)
     }
     free(p->threads);
     free(p->alive);
+    shmap_end(p);    /* a process that never ended (none after proc_exit) */
     locks_free(p);   /* first: closing the files then wakes no (freed) thread */
     files_close_all(p);
     files_private_tmp_remove(p);

@@ -306,6 +306,14 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
                 break;
             }
             if (result >= 0) {
+                /* The list of writable shared mappings kept as the
+                 * recording kept it (nothing goes to a file in a replay):
+                 * what the mapping replaces leaves it (a non-fixed mmap
+                 * took free pages), a shared writable one joins it. */
+                uint64_t type = a[3] & LX_MAP_TYPE;
+                shmap_drop(p, (uint64_t)result, (a[1] + LX_PAGE_MASK) & ~LX_PAGE_MASK);
+                if ((type == LX_MAP_SHARED || type == LX_MAP_SHARED_VALIDATE) && (a[2] & LX_PROT_WRITE))
+                    shmap_add(p, (uint64_t)result, a[1], -1, a[5]);
                 int64_t got = vm_mmap(p->vm, (uint64_t)result, a[1], (int)a[2],
                                       (int)((a[3] & ~(uint64_t)LX_MAP_TYPE) | LX_MAP_FIXED |
                                             LX_MAP_PRIVATE),

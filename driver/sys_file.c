@@ -889,6 +889,8 @@ static int64_t read_into(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, int
     }
     if (n > 0x7ffff000)
         n = 0x7ffff000;      /* Linux's MAX_RW_COUNT */
+    if (f->kind == FILE_HOST)
+        shmap_sync_file(p, f->host_fd);   /* a read sees the stores through shared mappings */
     if (!guest_ok(p, buf, n, LX_PROT_WRITE))
         return -LX_EFAULT;
     uint8_t *tmp = malloc(n < IO_PIECE ? n : IO_PIECE);

@@ -17,6 +17,9 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
     uint64_t addr = a[0], len = a[1], off = a[5];
     int prot = (int)a[2], flags = (int)a[3];
     int64_t fd = (int64_t)(int32_t)a[4];
+    /* A mapping that replaces pages of a shared one: those go back first. */
+    if ((flags & LX_MAP_FIXED) && !(addr & LX_PAGE_MASK) && len && len <= VM_USER_TOP)
+        shmap_drop(p, addr, len);
     if (flags & LX_MAP_ANONYMOUS)
         return vm_mmap(p->vm, addr, len, prot, flags, 0, NULL, 0, off);
     file_obj *f = files_get(p, fd);
@@ -27,14 +30,18 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
     if ((f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
         return -LX_EACCES;
     int type = flags & LX_MAP_TYPE;
-    if ((type == LX_MAP_SHARED || type == LX_MAP_SHARED_VALIDATE) && (prot & LX_PROT_WRITE)) {
-        if ((f->flags & LX_O_ACCMODE) != LX_O_RDWR)
-            return -LX_EACCES;
-        proc_warn_once(p, WARN_MMAP_SHARED, "writable shared file mappings are not supported: ENODEV");
-        return -LX_ENODEV;
-    }
+    int shared = (type == LX_MAP_SHARED || type == LX_MAP_SHARED_VALIDATE) && (prot & LX_PROT_WRITE);
+    if (shared && (f->flags & LX_O_ACCMODE) != LX_O_RDWR)
+        return -LX_EACCES;
     if (len == 0 || (off & LX_PAGE_MASK) || len > VM_USER_TOP)
         return vm_mmap(p->vm, addr, len, prot, flags, 1, NULL, 0, off); /* its errno */
+    if (shared) {
+        int64_t rc = shmap_check(p, f->host_fd, off, (len + LX_PAGE_MASK) & ~LX_PAGE_MASK);
+        if (rc < 0)
+            return rc;
+    }
+    /* The file's bytes as they are now, stores through shared mappings included. */
+    shmap_sync_file(p, f->host_fd);
     /* The file's bytes for the mapping (short at end of file). */
     uint64_t want = (len + LX_PAGE_MASK) & ~LX_PAGE_MASK;
     uint8_t *buf = malloc(want ? want : 1);
@@ -56,12 +63,16 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
     }
     int64_t rc = vm_mmap(p->vm, addr, len, prot, flags, 1, buf, got, off);
     free(buf);
+    if (shared && rc >= 0)
+        shmap_add(p, (uint64_t)rc, len, f->host_fd, off);
     return rc;
 }
 
 int64_t sc_munmap(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
+    if (!(a[0] & LX_PAGE_MASK) && a[1] && a[1] <= VM_USER_TOP)
+        shmap_drop(p, a[0], (a[1] + LX_PAGE_MASK) & ~LX_PAGE_MASK);
     return vm_munmap(p->vm, a[0], a[1]);
 }
 
@@ -74,12 +85,22 @@ int64_t sc_mprotect(drv_proc *p, thread *t, const uint64_t a[6])
 int64_t sc_madvise(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
+    /* MADV_DONTNEED on a shared mapping drops nothing Linux would not
+     * read back from the page cache, which holds the stores: the pages
+     * keep their bytes (the whole range is only checked then). */
+    if ((int)a[2] == LX_MADV_DONTNEED && shmap_overlaps(p, a[0], a[1]))
+        return vm_madvise(p->vm, a[0], a[1], LX_MADV_NORMAL);
     return vm_madvise(p->vm, a[0], a[1], (int)a[2]);
 }
 
 int64_t sc_mremap(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
+    if (shmap_overlaps(p, a[0], a[1] ? a[1] : 1)) {
+        proc_warn_once(p, WARN_MMAP_SHARED, "mremap of a writable shared file mapping is not "
+                       "supported: EINVAL");
+        return -LX_EINVAL;
+    }
     return vm_mremap(p->vm, a[0], a[1], a[2], (int)a[3]);
 }
 
@@ -93,12 +114,12 @@ int64_t sc_riscv_flush_icache(drv_proc *p, thread *t, const uint64_t a[6])
     return 0;
 }
 
-/* ---- calls about pages that need no change here ----
+/* ---- calls about pages that need little change here ----
  *
- * The simulated system never swaps and writes shared file mappings
- * nowhere (sc_mmap refuses writable ones), so locking pages and syncing
- * them only check their arguments as Linux does: mapped or ENOMEM. Locked
- * pages are not counted against RLIMIT_MEMLOCK. */
+ * The simulated system never swaps, so locking pages only checks its
+ * arguments as Linux does: mapped or ENOMEM. Locked pages are not counted
+ * against RLIMIT_MEMLOCK. msync writes the writable shared file mappings
+ * of the range to their files (shmap.c), MS_ASYNC as MS_SYNC. */
 
 /* [ADDR, ADDR+LEN) rounded out to pages: 0 if all mapped, else -ENOMEM
  * (or -EINVAL if ALIGNED asks for a page-aligned ADDR it lacks). */
@@ -122,7 +143,10 @@ int64_t sc_msync(drv_proc *p, thread *t, const uint64_t a[6])
     const int64_t ms_async = 1, ms_invalidate = 2, ms_sync = 4;
     if ((flags & ~(ms_async | ms_invalidate | ms_sync)) || ((flags & ms_async) && (flags & ms_sync)))
         return -LX_EINVAL;
-    return pages_mapped(p, a[0], a[1], 1);
+    int64_t rc = pages_mapped(p, a[0], a[1], 1);
+    if (rc == 0 && a[1])
+        shmap_sync(p, a[0], a[1]);
+    return rc;
 }
 
 int64_t sc_mlock(drv_proc *p, thread *t, const uint64_t a[6])

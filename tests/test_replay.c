@@ -556,6 +556,35 @@ START_TEST(replay_reproduces_file_changes_and_lock_waits_from_every_format)
 }
 END_TEST
 
+/* shmap's writable shared file mapping: the recording writes the file
+ * (the stores the exit wrote back included); every format replays it
+ * exactly with the directory gone, and the replay creates nothing. */
+START_TEST(replay_reproduces_a_shared_file_mapping_from_every_format)
+{
+    char *tmp = tu_tmpdir();
+    char *wdir = strdup(tu_path(tmp, "writable")), *dir = strdup(tu_path(tmp, "rec"));
+    ck_assert_int_eq(mkdir(wdir, 0700), 0);
+    tu_output rec;
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "4", "--allow-write", wdir, "-o",
+                                  dir, "--", guest("shmap"), wdir, "4", "100", NULL});
+    ck_assert_msg(rec.status == 0, "%s", rec.err);
+    ck_assert_msg(strstr(rec.out, "counter 400 of 400") != NULL, "%s", rec.out);
+    size_t n;
+    uint8_t *f = tu_read_file(tu_path(wdir, "shared"), &n);
+    ck_assert_msg(n > 8004 && memcmp(f + 8000, "END!", 4) == 0, "the exit did not write back");
+    free(f);
+    tu_rmtree(wdir);
+    for (int k = 0; k < 4; k++)
+        replay_ok(dir, formats[k], k % 2 ? "2" : "1", &rec, "shmap");
+    ck_assert_int_ne(access(wdir, F_OK), 0);
+    tu_output_free(&rec);
+    free(dir);
+    free(wdir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 /* Copies input log FROM to TO record by record, letting EI change each
  * record (or drop it: return 0). */
 typedef int (*edit_input_fn)(rnr_input_record *r, uint64_t index);
@@ -1319,6 +1348,7 @@ TU_SUITE(replay)
     tcase_add_test(tc, replay_reads_a_bundle_of_the_previous_log_version);
     tc = tu_tcase(s, "files", 120);
     tcase_add_test(tc, replay_reproduces_file_changes_and_lock_waits_from_every_format);
+    tcase_add_test(tc, replay_reproduces_a_shared_file_mapping_from_every_format);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);

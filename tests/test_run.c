@@ -1110,6 +1110,61 @@ START_TEST(run_refuses_file_changes_outside_the_allowed_directories)
 }
 END_TEST
 
+/* shmap's threads fill slices of a writable shared file mapping and count
+ * in it: what read() and the mapping show (after msync, before it, after
+ * MADV_DONTNEED, past the file's end, after munmap) is qemu-riscv64's, on
+ * 1 and 4 cores, and the file rnr leaves is byte for byte the one qemu
+ * leaves, including the store the exit wrote back. A second mapping of
+ * pages already mapped shared is refused (ENODEV, one warning); without
+ * --allow-write the program cannot even open its file. */
+START_TEST(run_matches_qemu_on_a_shared_file_mapping_between_threads)
+{
+    static const char *const cores[] = {"1", "4"};
+    for (int i = 0; i < 2; i++) {
+        char *dir = tu_tmpdir(), *qdir = tu_tmpdir();
+        tu_output r, q;
+        tu_rnr(&r, (const char *[]){"run", "-n", cores[i], "--allow-write", dir, "--", guest("shmap"), dir,
+                                    "4", "100", NULL});
+        const char *qa[] = {QEMU, guest("shmap"), qdir, "4", "100", NULL};
+        run_env_stdin(&q, qa, NULL);
+        ck_assert_msg(r.status == 0 && q.status == 0, "rnr %d %s, qemu %d", r.status, r.err, q.status);
+        ck_assert_msg(strcmp(r.out, q.out) == 0, "stdout differs:\n--- rnr\n%s--- qemu\n%s", r.out, q.out);
+        ck_assert_msg(strstr(r.out, "counter 400 of 400") != NULL, "%s", r.out);
+        ck_assert_msg(r.err_len == 0, "warnings: %s", r.err);
+        size_t a, b;
+        uint8_t *rf = tu_read_file(tu_path(dir, "shared"), &a);
+        uint8_t *qf = tu_read_file(tu_path(qdir, "shared"), &b);
+        ck_assert_msg(a == b && memcmp(rf, qf, a) == 0, "the files differ (%zu and %zu bytes)", a, b);
+        ck_assert_msg(a > 8004 && memcmp(rf + 8000, "END!", 4) == 0, "the exit did not write back");
+        free(rf);
+        free(qf);
+        tu_output_free(&r);
+        tu_output_free(&q);
+        tu_rmtree(dir);
+        tu_rmtree(qdir);
+        free(dir);
+        free(qdir);
+    }
+    char *dir = tu_tmpdir();
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "--allow-write", dir, "--", guest("shmap"), dir, "alias", NULL});
+    ck_assert_msg(o.status == 0 && strcmp(o.out, "second mapping of page 0: No such device\n") == 0,
+                  "%d %s", o.status, o.out);
+    ck_assert_msg(strstr(o.err, "second writable shared mapping") && tu_count_lines(o.err) == 1, "%s",
+                  o.err);
+    tu_output_free(&o);
+    tu_rmtree(dir);
+    free(dir);
+    dir = tu_tmpdir();
+    tu_rnr(&o, (const char *[]){"run", "--", guest("shmap"), dir, NULL});
+    ck_assert_msg(o.status == 1 && strstr(o.out, "open: Permission denied"), "%d %s", o.status, o.out);
+    ck_assert_int_ne(access(tu_path(dir, "shared"), F_OK), 0);
+    tu_output_free(&o);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* With --private-tmp the guest's /tmp is a new empty directory under
  * $TMPDIR: tmpfile and mkstemp work without --allow-write, the guest sees
  * none of the host's /tmp (it starts empty), the host's /tmp gets none of
@@ -1245,5 +1300,6 @@ TU_SUITE(run)
     tcase_add_test(tc, run_matches_qemu_changing_files_and_locking_from_threads);
     tcase_add_test(tc, run_refuses_file_changes_outside_the_allowed_directories);
     tcase_add_test(tc, run_private_tmp_is_a_scratch_directory_of_the_guests_own);
+    tcase_add_test(tc, run_matches_qemu_on_a_shared_file_mapping_between_threads);
     return s;
 }

@@ -1,0 +1,194 @@
+/* driver/shmap.c: writable shared mappings of files (MAP_SHARED with
+ * PROT_WRITE of a file open for reading and writing).
+ *
+ * The mapping is ordinary guest memory: its pages are filled from the file
+ * at mmap (the bytes go to the input log like a private file mapping's),
+ * and every guest access to them is a simulated access like any other,
+ * seen by coherence and the RRU. What makes it shared is the way back:
+ * the driver writes the mapping's pages to the file at msync, at munmap
+ * (and when a MAP_FIXED mapping replaces them), before the file is read
+ * through a descriptor (Linux's page cache shows a read() the stores made
+ * through a mapping at once), and when the process ends. Only pages the
+ * guest or the kernel touched are written; a page never touched still
+ * holds the file's bytes. Nothing past the file's end is written (Linux
+ * drops those bytes too).
+ *
+ * A replay keeps the same list of mappings (the address, the length: what
+ * madvise and mremap decide by) but never touches a host file: every byte
+ * the guest sees comes from guest memory or the input log.
+ *
+ * Limits (docs/driver.md): a second writable shared mapping of file pages
+ * already mapped so is refused with ENODEV, since the two would be two
+ * copies and the RRU tracks lines by guest address; write() and ftruncate
+ * on a mapped file do not show in the mapping; mremap of such a mapping is
+ * refused (EINVAL). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver/internal.h"
+
+struct shared_map {
+    uint64_t addr, len;          /* guest pages [addr, addr + len) */
+    uint64_t off;                /* file offset of addr */
+    uint64_t dev, ino;           /* the file (0, 0 in a replay) */
+    int fd;                      /* a host descriptor of it; -1 in a replay */
+};
+
+static int overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+/* Writes the guest pages of [lo, hi) of mapping M to its file. */
+static void write_back(drv_proc *p, const shared_map *m, uint64_t lo, uint64_t hi)
+{
+    struct stat st;
+    if (m->fd < 0 || fstat(m->fd, &st) != 0)
+        return;
+    uint8_t page[LX_PAGE_SIZE];
+    for (uint64_t a = lo; a < hi; a += LX_PAGE_SIZE) {
+        uint64_t fo = m->off + (a - m->addr);
+        if (fo >= (uint64_t)st.st_size)
+            break;
+        /* A page never touched holds the file's bytes already. */
+        if (rru_mem_prot(p->mem, a) < 0 || rru_mem_read(p->mem, a, page, sizeof page) < 0)
+            continue;
+        uint64_t n = (uint64_t)st.st_size - fo < sizeof page ? (uint64_t)st.st_size - fo : sizeof page;
+        for (uint64_t done = 0; done < n;) {
+            ssize_t w = pwrite(m->fd, page + done, n - done, (off_t)(fo + done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            done += (uint64_t)w;
+        }
+    }
+}
+
+void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len)
+{
+    for (size_t i = 0; i < p->nshmaps; i++) {
+        const shared_map *m = &p->shmaps[i];
+        if (!overlaps(m->addr, m->len, addr, len))
+            continue;
+        uint64_t lo = addr > m->addr ? addr : m->addr;
+        uint64_t hi = addr + len < m->addr + m->len ? addr + len : m->addr + m->len;
+        write_back(p, m, lo & ~(uint64_t)LX_PAGE_MASK, hi);
+    }
+}
+
+void shmap_sync_file(drv_proc *p, int host_fd)
+{
+    struct stat st;
+    if (!p->nshmaps || fstat(host_fd, &st) != 0)
+        return;
+    for (size_t i = 0; i < p->nshmaps; i++) {
+        const shared_map *m = &p->shmaps[i];
+        if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino)
+            write_back(p, m, m->addr, m->addr + m->len);
+    }
+}
+
+int shmap_overlaps(const drv_proc *p, uint64_t addr, uint64_t len)
+{
+    for (size_t i = 0; i < p->nshmaps; i++)
+        if (overlaps(p->shmaps[i].addr, p->shmaps[i].len, addr, len))
+            return 1;
+    return 0;
+}
+
+static void add(drv_proc *p, const shared_map *m)
+{
+    if (p->nshmaps == p->cap_shmaps) {
+        size_t cap = p->cap_shmaps ? 2 * p->cap_shmaps : 8;
+        shared_map *n = realloc(p->shmaps, cap * sizeof *n);
+        if (!n)
+            return;   /* out of memory: the mapping stays private */
+        p->shmaps = n;
+        p->cap_shmaps = cap;
+    }
+    p->shmaps[p->nshmaps++] = *m;
+}
+
+void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len)
+{
+    shmap_sync(p, addr, len);
+    for (size_t i = 0; i < p->nshmaps;) {
+        shared_map *m = &p->shmaps[i];
+        if (!overlaps(m->addr, m->len, addr, len)) {
+            i++;
+            continue;
+        }
+        shared_map keep = *m;
+        uint64_t end = m->addr + m->len, cut_end = addr + len;
+        /* What stays: the part before the hole and the part after it. */
+        int before = m->addr < addr, after = end > cut_end;
+        if (before) {
+            m->len = addr - m->addr;
+            i++;
+        }
+        if (after) {
+            shared_map tail = keep;
+            tail.addr = cut_end;
+            tail.len = end - cut_end;
+            tail.off = keep.off + (cut_end - keep.addr);
+            if (before && keep.fd >= 0)
+                tail.fd = dup(keep.fd);
+            if (!before) {
+                *m = tail;
+                i++;
+            } else {
+                add(p, &tail);   /* may move the array: M is not used after */
+            }
+        }
+        if (!before && !after) {
+            if (keep.fd >= 0)
+                close(keep.fd);
+            p->shmaps[i] = p->shmaps[--p->nshmaps];
+        }
+    }
+}
+
+int64_t shmap_check(drv_proc *p, int host_fd, uint64_t off, uint64_t len)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) != 0)
+        return -(int64_t)errno;
+    for (size_t i = 0; i < p->nshmaps; i++) {
+        const shared_map *m = &p->shmaps[i];
+        if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino &&
+            overlaps(m->off, m->len, off, len)) {
+            proc_warn_once(p, WARN_MMAP_SHARED, "a second writable shared mapping of file pages "
+                           "already mapped so is not supported: ENODEV");
+            return -LX_ENODEV;
+        }
+    }
+    return 0;
+}
+
+void shmap_add(drv_proc *p, uint64_t addr, uint64_t len, int host_fd, uint64_t off)
+{
+    shared_map m = { addr, (len + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK, off, 0, 0, -1 };
+    struct stat st;
+    if (host_fd >= 0 && fstat(host_fd, &st) == 0) {
+        m.dev = (uint64_t)st.st_dev;
+        m.ino = (uint64_t)st.st_ino;
+        m.fd = dup(host_fd);   /* the mapping outlives the descriptor, as in Linux */
+    }
+    add(p, &m);
+}
+
+void shmap_end(drv_proc *p)
+{
+    for (size_t i = 0; i < p->nshmaps; i++) {
+        write_back(p, &p->shmaps[i], p->shmaps[i].addr, p->shmaps[i].addr + p->shmaps[i].len);
+        if (p->shmaps[i].fd >= 0)
+            close(p->shmaps[i].fd);
+    }
+    free(p->shmaps);
+    p->shmaps = NULL;
+    p->nshmaps = p->cap_shmaps = 0;
+}
