@@ -188,22 +188,32 @@ int files_fd_write_allowed(const drv_proc *p, int host_fd)
     return under_allowed(p, abs);
 }
 
+/* PATH under the guest directory GUEST (e.g. "/tmp") moved to HOST. */
+static int64_t map_prefix(char *path, size_t size, const char *guest, const char *host)
+{
+    size_t g = strlen(guest);
+    if (!host || strncmp(path, guest, g) != 0 || (path[g] != '/' && path[g] != 0))
+        return 0;
+    size_t h = strlen(host), rest = strlen(path + g);
+    if (h + rest + 1 > size)
+        return -LX_ENAMETOOLONG;
+    memmove(path + h, path + g, rest + 1);
+    memcpy(path, host, h);
+    return 1;
+}
+
 int64_t files_map_tmp(const drv_proc *p, char *path, size_t size)
 {
-    if (!p->private_tmp || strncmp(path, "/tmp", 4) != 0 || (path[4] != '/' && path[4] != 0))
-        return 0;
-    size_t host = strlen(p->private_tmp), rest = strlen(path + 4);
-    if (host + rest + 1 > size)
-        return -LX_ENAMETOOLONG;
-    memmove(path + host, path + 4, rest + 1);
-    memcpy(path, p->private_tmp, host);
-    return 0;
+    int64_t rc = map_prefix(path, size, "/tmp", p->private_tmp);
+    if (rc == 0)
+        rc = map_prefix(path, size, "/dev/shm", p->private_shm);
+    return rc < 0 ? rc : 0;
 }
 
 int files_private_tmp(drv_proc *p, char *err, size_t errlen)
 {
     const char *base = getenv("TMPDIR");
-    char tmpl[PATH_MAX], abs[PATH_MAX];
+    char tmpl[PATH_MAX], abs[PATH_MAX], sub[PATH_MAX + 8];
     if (!base || !*base)
         base = "/tmp";
     if (snprintf(tmpl, sizeof tmpl, "%s/rnr-tmp-XXXXXX", base) >= (int)sizeof tmpl ||
@@ -212,15 +222,23 @@ int files_private_tmp(drv_proc *p, char *err, size_t errlen)
                  base, strerror(errno));
         return -1;
     }
-    p->private_tmp = strdup(abs);
+    /* ROOT/tmp is the guest's /tmp, ROOT/shm its /dev/shm; writes are
+     * allowed under ROOT. */
+    p->private_root = strdup(abs);
+    snprintf(sub, sizeof sub, "%s/tmp", abs);
+    p->private_tmp = strdup(sub);
+    int ok = mkdir(sub, 0700) == 0;
+    snprintf(sub, sizeof sub, "%s/shm", abs);
+    p->private_shm = strdup(sub);
+    ok = ok && mkdir(sub, 0700) == 0;
     char **aw = realloc(p->allow_write, (p->n_allow_write + 1) * sizeof *aw);
     if (aw)
         p->allow_write = aw;
-    if (!p->private_tmp || !aw || !(aw[p->n_allow_write] = strdup(abs))) {
-        rmdir(tmpl);
-        free(p->private_tmp);
-        p->private_tmp = NULL;
-        snprintf(err, errlen, "out of memory");
+    if (!ok || !p->private_root || !p->private_tmp || !p->private_shm || !aw ||
+        !(aw[p->n_allow_write] = strdup(abs))) {
+        snprintf(err, errlen, "%s: cannot make the guest's private /tmp: %s (--private-tmp)", abs,
+                 ok ? "out of memory" : strerror(errno));
+        files_private_tmp_remove(p);
         return -1;
     }
     p->n_allow_write++;
@@ -238,9 +256,10 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 
 void files_private_tmp_remove(drv_proc *p)
 {
-    if (!p->private_tmp)
-        return;
-    nftw(p->private_tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (p->private_root)
+        nftw(p->private_root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(p->private_root);
     free(p->private_tmp);
-    p->private_tmp = NULL;
+    free(p->private_shm);
+    p->private_root = p->private_tmp = p->private_shm = NULL;
 }

@@ -129,7 +129,9 @@ struct drv_proc {
     drv_config cfg;
     char **allow_write;          /* absolute paths, owned */
     size_t n_allow_write;
-    char *private_tmp;           /* --private-tmp: the host directory of the guest's /tmp, owned */
+    char *private_root;          /* --private-tmp: a host directory of its own, owned, */
+    char *private_tmp;           /* ... its tmp/, the guest's /tmp, owned */
+    char *private_shm;           /* ... its shm/, the guest's /dev/shm, owned */
     lock_rec *locks;             /* advisory file locks (locks.c), owned */
     size_t nlocks, caplocks;
     shared_map *shmaps;          /* writable shared file mappings (shmap.c), owned */
@@ -188,7 +190,7 @@ struct drv_proc {
 /* One-time warnings (bit index into warned[]). */
 enum {
     WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
-    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND,
+    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -392,10 +394,11 @@ void files_pipe_wake(drv_proc *p, pipe_buf *pb);
  * FOLLOW, else by where the link itself is. */
 int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int follow);
 /* With a private /tmp, rewrites guest path PATH (of SIZE bytes) naming
- * /tmp or below into the host directory's path: 0, or -ENAMETOOLONG. */
+ * /tmp or /dev/shm or below into the host directory's path: 0, or
+ * -ENAMETOOLONG. */
 int64_t files_map_tmp(const drv_proc *p, char *path, size_t size);
-/* Creates the private /tmp (drv_config.private_tmp) and allows writes
- * under it: 0, or -1 with a message in ERR. */
+/* Creates the private /tmp and /dev/shm (drv_config.private_tmp) and
+ * allows writes under them: 0, or -1 with a message in ERR. */
 int files_private_tmp(drv_proc *p, char *err, size_t errlen);
 /* Removes the private /tmp and all it holds. */
 void files_private_tmp_remove(drv_proc *p);

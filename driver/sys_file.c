@@ -159,8 +159,12 @@ static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
     int64_t dir = host_dirfd(p, (int64_t)(int32_t)guest_dirfd);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    if (path[0] == '/' && hidden_path(path))
+    if (path[0] == '/' && hidden_path(path)) {
+        if (strncmp(path, "/dev/shm", 8) == 0 && (path[8] == '/' || path[8] == 0))
+            proc_warn_once(p, WARN_DEV_SHM, "the guest has no /dev/shm (shm_open, sem_open: "
+                           "ENOENT); --private-tmp gives it one of its own");
         return -LX_ENOENT;
+    }
     return dir;
 }
 

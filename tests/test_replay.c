@@ -558,7 +558,8 @@ END_TEST
 
 /* shmap's writable shared file mapping: the recording writes the file
  * (the stores the exit wrote back included); every format replays it
- * exactly with the directory gone, and the replay creates nothing. */
+ * exactly with the directory gone, and the replay creates nothing. The
+ * same for shmsem's shm_open and sem_open. */
 START_TEST(replay_reproduces_a_shared_file_mapping_from_every_format)
 {
     char *tmp = tu_tmpdir();
@@ -580,6 +581,16 @@ START_TEST(replay_reproduces_a_shared_file_mapping_from_every_format)
     tu_output_free(&rec);
     free(dir);
     free(wdir);
+    /* shm_open and sem_open in the private /dev/shm of --private-tmp: the
+     * replay needs neither the directory nor the option. */
+    dir = strdup(tu_path(tmp, "shmsem"));
+    tu_rnr(&rec, (const char *[]){"record", "--quiet", "--backend", "-n", "4", "--private-tmp", "-o", dir,
+                                  "--", guest("shmsem"), "3", "40", NULL});
+    ck_assert_msg(rec.status == 0 && strstr(rec.out, "counter 120 of 120\n"), "%s %s", rec.out, rec.err);
+    for (int k = 0; k < 4; k++)
+        replay_ok(dir, formats[k], k % 2 ? "1" : "3", &rec, "shmsem");
+    tu_output_free(&rec);
+    free(dir);
     tu_rmtree(tmp);
     free(tmp);
 }

@@ -1165,6 +1165,35 @@ START_TEST(run_matches_qemu_on_a_shared_file_mapping_between_threads)
 }
 END_TEST
 
+/* shm_open and sem_open between threads need the guest's /dev/shm, which
+ * --private-tmp gives: the counter kept under the named semaphore loses
+ * no update, a second sem_open gives the same semaphore, the object reads
+ * back through a new mapping and unlinks, as qemu-riscv64 says (when the
+ * host has a /dev/shm for it); the host's /dev/shm gets nothing. Without
+ * the option: ENOENT and one hint naming it. */
+START_TEST(run_gives_shm_open_and_sem_open_a_private_dev_shm)
+{
+    const char *want = "second sem_open: the same semaphore, value 1\ncounter 200 of 200\n"
+                       "read back through a new mapping: 200\n"
+                       "sem_close 0 0, sem_unlink 0, shm_unlink 0\n"
+                       "shm_open after unlink: No such file or directory\n";
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode))
+        same_as_qemu((const char *[]){"-n", "4", "--private-tmp", NULL}, guest("shmsem"), NULL);
+    tu_output o;
+    tu_rnr(&o, (const char *[]){"run", "-n", "4", "--private-tmp", "--", guest("shmsem"), "4", "50", NULL});
+    ck_assert_msg(o.status == 0 && strcmp(o.out, want) == 0, "%d %s %s", o.status, o.out, o.err);
+    ck_assert_msg(o.err_len == 0, "warnings: %s", o.err);
+    tu_output_free(&o);
+    ck_assert_int_ne(access("/dev/shm/rnr-shmsem-1000", F_OK), 0);
+    tu_rnr(&o, (const char *[]){"run", "--", guest("shmsem"), NULL});
+    ck_assert_msg(o.status == 1 && strcmp(o.out, "shm_open: No such file or directory\n") == 0, "%d %s",
+                  o.status, o.out);
+    ck_assert_msg(strstr(o.err, "--private-tmp") && tu_count_lines(o.err) == 1, "%s", o.err);
+    tu_output_free(&o);
+}
+END_TEST
+
 /* With --private-tmp the guest's /tmp is a new empty directory under
  * $TMPDIR: tmpfile and mkstemp work without --allow-write, the guest sees
  * none of the host's /tmp (it starts empty), the host's /tmp gets none of
@@ -1301,5 +1330,6 @@ TU_SUITE(run)
     tcase_add_test(tc, run_refuses_file_changes_outside_the_allowed_directories);
     tcase_add_test(tc, run_private_tmp_is_a_scratch_directory_of_the_guests_own);
     tcase_add_test(tc, run_matches_qemu_on_a_shared_file_mapping_between_threads);
+    tcase_add_test(tc, run_gives_shm_open_and_sem_open_a_private_dev_shm);
     return s;
 }

@@ -33,8 +33,9 @@ typedef struct machine_opts {
     "  --cluster-chunks N RRU chunks per cluster (default 4)\n"                     \
     "  --allow-write DIR  the guest may create and write files under DIR\n"         \
     "                     (repeatable; without it host files are read-only)\n"     \
-    "  --private-tmp      the guest's /tmp is a new empty directory of its own,\n"  \
-    "                     writable, removed at the end (the host's /tmp unseen)\n" \
+    "  --private-tmp      the guest's /tmp and /dev/shm (shm_open, sem_open) are\n"  \
+    "                     new empty directories of its own, writable, removed\n"  \
+    "                     at the end (the host's unseen)\n"                       \
     "  --mem-limit BYTES  the guest's memory limit, its RLIMIT_AS (counting all\n"   \
     "                     but PROT_NONE reservations): an mmap, brk or mremap\n"   \
     "                     beyond it fails with ENOMEM; K, M or G suffix,\n"        \
