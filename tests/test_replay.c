@@ -180,6 +180,36 @@ START_TEST(replay_of_many_recorded_cpus_on_two_workers)
 }
 END_TEST
 
+/* The loop above replays on 1, 2 and 3 workers; this one on 4 and 8, as
+ * many as the recorded CPUs and more workers than the host has cores:
+ * programs sharing at a fine grain (a barrier, condition variables, a
+ * parallel loop), recorded on 8 CPUs, every format. A worker that ran a
+ * chunk before its lane predecessor or an awaited token (a chunk taken
+ * twice, a wake-up lost or a token check skipped under contention)
+ * diverges or deadlocks here. */
+START_TEST(replay_on_four_and_eight_workers_from_every_format)
+{
+    static const workload ws[] = {{"barrier", {0}}, {"condvar", {0}}, {"parloop", {"8", "2000"}}};
+    static const char *const js[] = {"4", "8"};
+    char *tmp = tu_tmpdir();
+    for (int i = 0; i < 3; i++) {
+        const char *opts[] = {"-n", "8", "--seed", "5", NULL};
+        tu_output rec;
+        char *dir = record(tmp, ws[i].name, &ws[i], opts, &rec);
+        for (int f = 0; f < 4; f++)
+            for (int j = 0; j < 2; j++) {
+                if (slow_build() && j != f % 2)
+                    continue;
+                replay_ok(dir, formats[f], js[j], &rec, ws[i].name);
+            }
+        tu_output_free(&rec);
+        free(dir);
+    }
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 /* Output in megabytes from several threads, through stdout and stderr at
  * once, in calls longer than the blocks in which the replay compares and
  * the driver copies them (64 KiB; half of them writev of three pieces),
@@ -1347,7 +1377,9 @@ END_TEST
 TU_SUITE(replay)
 {
     Suite *s = suite_create("replay");
-    TCase *tc = tu_tcase(s, "reproduces", 600);
+    TCase *tc = tu_tcase(s, "more_workers", 120);
+    tcase_add_test(tc, replay_on_four_and_eight_workers_from_every_format);
+    tc = tu_tcase(s, "reproduces", 600);
     tcase_add_loop_test(tc, replay_reproduces_every_workload_from_every_format, 0,
                         (int)tu_threaded_count);
     tcase_add_test(tc, replay_orders_the_calls_that_move_the_standard_streams);
