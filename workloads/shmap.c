@@ -47,7 +47,7 @@ static void *worker(void *arg)
 {
     int id = (int)(intptr_t)arg;
     size_t slice = 2 * PAGE / (size_t)nthreads;
-    memset(map + 64 + (size_t)id * slice, 'a' + id, slice - 64 > 0 ? slice - 64 : 0);
+    memset(map + 64 + (size_t)id * slice, 'a' + id, slice - 64);   /* slice >= 512 */
     _Atomic uint64_t *counter = (_Atomic uint64_t *)(void *)map;
     for (int i = 0; i < rounds; i++)
         atomic_fetch_add(counter, 1);
