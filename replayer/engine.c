@@ -99,6 +99,7 @@ typedef struct worker {
     pthread_t thread;
     pthread_cond_t wake;
     int asleep;                 /* on the sleepers stack, not signalled yet */
+    int short_chunk;            /* runs a chunk of fewer than handoff_insns instructions */
     double busy;                /* seconds inside the exec function */
 } worker;
 
@@ -110,6 +111,7 @@ struct engine {
     rp_exec_fn fn;
     void *ctx;
     int debug;
+    uint64_t handoff_insns;         /* see handoff_ok */
     double t0;
     _Atomic uint64_t *received;     /* [from * lanes + to] tokens sent so far */
     /* Window slots in pages of `page` slots: chunk seq lives in page
@@ -129,17 +131,19 @@ struct engine {
     worker *workers;
 
     _Atomic int stop;               /* set under the lock; read anywhere */
-    _Atomic unsigned ready_hint;    /* = nready, for spinning workers */
+    _Atomic unsigned ready_hint;    /* = handoff_ok(), for spinning workers */
 
     pthread_mutex_t lock;
     pthread_cond_t coord;           /* the reader: window space, quiescence, stop */
     lane *lane;
     uint64_t *ready;                /* runnable chunks (seq), a min-heap; at most one per lane */
     uint32_t nready;
+    uint64_t ready_insns;           /* instructions of the ready chunks */
     uint64_t base;                  /* oldest unfinished chunk: the window is [base, base + window) */
     uint64_t nread;                 /* chunks published by the reader */
     uint64_t finished, instructions, tokens;
     unsigned running;               /* chunks taken from the queue and not finished */
+    unsigned running_short;         /* of them, those with fewer than handoff_insns instructions */
     unsigned spinning;              /* idle workers spinning without the lock */
     unsigned waking;                /* workers signalled that have not resumed yet */
     worker **sleepers;              /* stack of sleeping workers */
@@ -238,6 +242,31 @@ static int tokens_arrived(const engine *e, uint32_t lane_id, const slot *s)
     return 1;
 }
 
+/* Whether an idle worker (asleep or spinning) may take a ready chunk now:
+ * when no short chunk runs, or when the ready chunks hold at least
+ * handoff_insns instructions between them. A worker that has just finished
+ * a chunk takes one without asking (its lane's next, else the oldest).
+ * Why: handing a chunk to another worker costs a wake-up, or at least
+ * moving the chunk's thread state and guest lines between host cores:
+ * microseconds, as long as thousands of instructions take. When the running
+ * chunk is shorter than that, its worker is back for the ready chunks
+ * sooner than another would start them, and two workers trading tiny
+ * chunks are slower than one (docs/replayer.md, "Hand-offs").
+ * Progress: a ready chunk is left waiting only while a short chunk runs
+ * (running_short > 0), and that chunk's worker, once it finishes, takes a
+ * chunk itself: nready > 0 implies that a chunk is running, so the engine
+ * is never quiescent with chunks ready (the deadlock check stays exact),
+ * and every chunk left waiting is taken once the running ones are done. */
+static int handoff_ok(const engine *e)
+{
+    return e->nready && (e->running_short == 0 || e->ready_insns >= e->handoff_insns);
+}
+
+static void update_hint(engine *e)
+{
+    atomic_store_explicit(&e->ready_hint, (unsigned)handoff_ok(e), memory_order_relaxed);
+}
+
 /* The runnable chunks: a binary min-heap by seq (the policy: the oldest
  * runnable chunk in log order runs first). */
 static void ready_push(engine *e, uint64_t seq)
@@ -246,7 +275,8 @@ static void ready_push(engine *e, uint64_t seq)
     for (; i > 0 && e->ready[(i - 1) / 2] > seq; i = (i - 1) / 2)
         e->ready[i] = e->ready[(i - 1) / 2];
     e->ready[i] = seq;
-    atomic_store_explicit(&e->ready_hint, e->nready, memory_order_relaxed);
+    e->ready_insns += slot_at(e, seq)->c.cs;
+    update_hint(e);
 }
 
 static uint64_t ready_pop(engine *e)
@@ -265,7 +295,8 @@ static uint64_t ready_pop(engine *e)
         i = c;
     }
     e->ready[i] = last;
-    atomic_store_explicit(&e->ready_hint, e->nready, memory_order_relaxed);
+    e->ready_insns -= slot_at(e, top)->c.cs;
+    update_hint(e);
     return top;
 }
 
@@ -280,10 +311,12 @@ static void check_lane(engine *e, uint32_t lane_id)
 }
 
 /* Wakes sleeping workers for the ready chunks that no awake worker will
- * take; SELF: the caller is a worker that takes one itself. */
-static void wake_workers(engine *e, int self)
+ * take, if an idle worker may take them (handoff_ok). */
+static void wake_workers(engine *e)
 {
-    unsigned takers = e->spinning + e->waking + (self ? 1u : 0u);
+    if (!handoff_ok(e))
+        return;
+    unsigned takers = e->spinning + e->waking;
     while (e->nready > takers && e->nsleepers) {
         worker *w = e->sleepers[--e->nsleepers];
         w->asleep = 0;
@@ -327,6 +360,8 @@ static void finish(engine *e, slot *s)
 
 /* ---- workers ---- */
 
+/* Runs S (taken by W: counted in running) and finishes it. Returns with
+ * the lock held: 0, or -1 when it failed (the engine stops). */
 static int execute(engine *e, worker *w, slot *s)
 {
     char msg[RP_MSG_MAX];
@@ -342,6 +377,8 @@ static int execute(engine *e, worker *w, slot *s)
     if (rc != 0) {
         pthread_mutex_lock(&e->lock);
         e->running--;
+        e->running_short -= (unsigned)w->short_chunk;
+        update_hint(e);
         if (msg[0])
             fail(e, RP_EXEC_FAILED, "%s", msg);
         else
@@ -356,7 +393,9 @@ static int execute(engine *e, worker *w, slot *s)
                                   memory_order_release);
     pthread_mutex_lock(&e->lock);
     e->running--;
+    e->running_short -= (unsigned)w->short_chunk;
     finish(e, s);
+    update_hint(e);
     return 0;
 }
 
@@ -379,7 +418,7 @@ static void idle(engine *e, worker *w)
         }
         pthread_mutex_lock(&e->lock);
         e->spinning--;
-        if (e->nready || atomic_load(&e->stop))
+        if (handoff_ok(e) || atomic_load(&e->stop))
             return;
     }
     w->asleep = 1;
@@ -407,18 +446,19 @@ static void *worker_main(void *arg)
     engine *e = w->e;
     pthread_mutex_lock(&e->lock);
     while (!atomic_load(&e->stop)) {
-        if (!e->nready) {
+        if (!handoff_ok(e)) {
             idle(e, w);
             continue;
         }
-        uint64_t seq = ready_pop(e);
+        slot *s = slot_at(e, ready_pop(e));
         e->running++;
-        wake_workers(e, 0);
+        w->short_chunk = s->c.cs < e->handoff_insns;
+        e->running_short += (unsigned)w->short_chunk;
+        update_hint(e);
+        wake_workers(e);
         pthread_mutex_unlock(&e->lock);
-        if (execute(e, w, slot_at(e, seq)) == 0) {
-            wake_workers(e, 1);
+        if (execute(e, w, s) == 0)
             wake_reader(e);
-        }
     }
     pthread_mutex_unlock(&e->lock);
     return NULL;
@@ -510,7 +550,7 @@ static void publish(engine *e, uint64_t upto)
         if (e->lane[lane_id].head == seq)
             check_lane(e, lane_id);
     }
-    wake_workers(e, 0);
+    wake_workers(e);
 }
 
 /* Names the chunks that wait forever. Under the lock, with nothing
@@ -700,6 +740,7 @@ int rp_replay_reader(rnr_reader *r, const rp_options *opts, rp_exec_fn fn, void 
     e.fn = fn;
     e.ctx = ctx;
     e.debug = getenv("RNR_DEBUG_REPLAYER") != NULL;
+    e.handoff_insns = o.handoff_insns ? o.handoff_insns : RP_HANDOFF_DEFAULT;
     e.t0 = t0;
     size_t pairs = (size_t)e.lanes * e.lanes;
     e.received = xalloc(NULL, pairs * sizeof *e.received);

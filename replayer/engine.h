@@ -14,6 +14,7 @@
 
 #define RP_MSG_MAX 1024u            /* room for any message of the engine */
 #define RP_WINDOW_DEFAULT 4096u     /* chunks read ahead and not finished */
+#define RP_HANDOFF_DEFAULT 8192u    /* instructions: see rp_options.handoff_insns (docs/replayer.md, "Hand-offs") */
 
 /* One chunk of a final log as the engine hands it out. */
 typedef struct rp_chunk {
@@ -43,6 +44,9 @@ typedef void (*rp_progress_fn)(void *ctx, const rp_progress *p);
 typedef struct rp_options {
     unsigned workers;           /* worker threads, >= 1 (0 = 1); may exceed host cores */
     uint64_t window;            /* chunks held in memory (read, not finished); 0 = RP_WINDOW_DEFAULT */
+    uint64_t handoff_insns;     /* while a chunk shorter than this runs, an idle worker takes ready
+                                 * chunks only once they hold this many instructions (engine.c,
+                                 * handoff_ok); 0 = RP_HANDOFF_DEFAULT, 1 = take every one at once */
     rp_progress_fn progress;    /* NULL, or called on the calling thread every */
     double progress_seconds;    /* ... this many seconds (0 = 0.5) and once at the end */
     void *progress_ctx;

@@ -353,13 +353,21 @@ static void check_run(const model *m, run_ctx *x, const rp_result *res, const ch
 static rp_result replay_checked(const model *m, const char *path, unsigned w, uint64_t window, uint64_t seed,
                                 int dawdle_mode, const char *what)
 {
+    /* The hand-off threshold, from the seed: the default, every ready
+     * chunk handed on at once, one within the synthetic chunks' sizes, and
+     * none ever handed on while a chunk runs (every chunk is "short"). The
+     * order checks must hold, and no replay may hang, with each. */
+    static const uint64_t handoffs[] = { 0, 1, 500, UINT64_C(1) << 40 };
+    uint64_t handoff = handoffs[(seed >> 2) % 4];
+    char what_h[256];
+    snprintf(what_h, sizeof what_h, "%s, handoff %llu", what, (unsigned long long)handoff);
     run_ctx x;
     run_ctx_init(&x, m, w, seed, dawdle_mode);
-    rp_options o = { .workers = w, .window = window };
+    rp_options o = { .workers = w, .window = window, .handoff_insns = handoff };
     rp_result res;
     int rc = rp_replay_log(path, &o, record_exec, &x, &res);
     ck_assert_int_eq(rc, res.status);
-    check_run(m, &x, &res, what);
+    check_run(m, &x, &res, what_h);
     ck_assert_uint_le(res.peak_window, window ? window : RP_WINDOW_DEFAULT);
     ck_assert(res.wall_seconds > 0 && res.busy_seconds_sum >= 0);
     run_ctx_free(&x);
@@ -627,7 +635,9 @@ END_TEST
 
 /* Two lanes without tokens, two workers: each chunk waits (at most 10 s)
  * until the other lane's chunk has started. Only a replay that runs them
- * at the same time passes. */
+ * at the same time passes: with every ready chunk handed on at once
+ * (handoff 1), and with the default when the chunk that waits is long
+ * enough to be worth a hand-off. */
 typedef struct meet_ctx {
     _Atomic int started[2];
     _Atomic int met;
@@ -653,15 +663,67 @@ START_TEST(replay_runs_independent_lanes_concurrently)
 {
     char *dir = tu_tmpdir();
     const char *path = tu_path(dir, "two.log");
-    write_log(path, RNR_LOG_MAXPAR, 2, (const char *[]){ "0 1 100", "1 2 100", NULL });
-    meet_ctx x;
-    memset(&x, 0, sizeof x);
-    rp_options o = { .workers = 2 };
-    rp_result res;
-    rp_replay_log(path, &o, meet_exec, &x, &res);
-    ck_assert_msg(res.status == RP_OK, "%s", res.message);
-    ck_assert_int_eq(atomic_load(&x.met), 2);
-    ck_assert_uint_eq(res.chunks, 2);
+    char second[32];
+    snprintf(second, sizeof second, "1 2 %u", RP_HANDOFF_DEFAULT);
+    for (int k = 0; k < 2; k++) {
+        write_log(path, RNR_LOG_MAXPAR, 2, (const char *[]){ "0 1 100", k ? second : "1 2 100", NULL });
+        meet_ctx x;
+        memset(&x, 0, sizeof x);
+        rp_options o = { .workers = 2, .handoff_insns = k ? 0 : 1 };
+        rp_result res;
+        rp_replay_log(path, &o, meet_exec, &x, &res);
+        ck_assert_msg(res.status == RP_OK, "%s", res.message);
+        ck_assert_int_eq(atomic_load(&x.met), 2);
+        ck_assert_uint_eq(res.chunks, 2);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Short chunks are not handed to an idle worker while a short chunk runs
+ * and the ready ones hold fewer than the threshold's instructions: two
+ * independent lanes of 100 chunks of 10 instructions, each taking 200 us,
+ * on two workers, never run two at a time with the default; with every
+ * chunk handed on at once (handoff 1) they do. */
+typedef struct overlap_ctx {
+    _Atomic int now, max;
+} overlap_ctx;
+
+static int overlap_exec(void *ctx, unsigned worker, const rp_chunk *c, char *msg, size_t msglen)
+{
+    overlap_ctx *x = ctx;
+    int n = atomic_fetch_add(&x->now, 1) + 1;
+    for (int m = atomic_load(&x->max); n > m && !atomic_compare_exchange_weak(&x->max, &m, n);)
+        ;
+    sleep_us(200);
+    atomic_fetch_sub(&x->now, 1);
+    return 0;
+}
+
+START_TEST(replay_keeps_short_chunks_on_one_worker)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "short.log");
+    const char *rows[201];
+    for (int i = 0; i < 200; i++)
+        rows[i] = i % 2 ? "1 2 10" : "0 1 10";
+    rows[200] = NULL;
+    write_log(path, RNR_LOG_MAXPAR, 2, rows);
+    for (int k = 0; k < 2; k++) {
+        overlap_ctx x;
+        memset(&x, 0, sizeof x);
+        rp_options o = { .workers = 2, .handoff_insns = k ? 1 : 0 };
+        rp_result res;
+        rp_replay_log(path, &o, overlap_exec, &x, &res);
+        ck_assert_msg(res.status == RP_OK, "%s", res.message);
+        ck_assert_uint_eq(res.chunks, 200);
+        if (k == 0)
+            ck_assert_msg(atomic_load(&x.max) == 1, "default hand-off: %d short chunks ran at once",
+                          atomic_load(&x.max));
+        else if (!tu_under_valgrind())
+            ck_assert_msg(atomic_load(&x.max) == 2, "handoff 1: the two lanes never ran at once");
+    }
     tu_rmtree(dir);
     free(dir);
 }
@@ -1239,6 +1301,7 @@ TU_SUITE(replay_engine)
     tcase_add_loop_test(tc, replay_random_recordings_respect_their_dags, 0, 24);
     tc = tu_tcase(s, "parallel", 30);
     tcase_add_test(tc, replay_runs_independent_lanes_concurrently);
+    tcase_add_test(tc, replay_keeps_short_chunks_on_one_worker);
     tcase_add_test(tc, replay_idle_workers_sleep);
     tcase_add_loop_test(tc, replay_lock_step_lanes_under_contention, 0, 3);
     tc = tu_tcase(s, "errors", 60);

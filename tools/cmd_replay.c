@@ -17,8 +17,8 @@
 
 const char cmd_replay_help[] =
     "usage: rnr replay [-j W] [--format maxpar|stitched|serial|stserial|adaptive]\n"
-    "                  [--program PATH] [--window CHUNKS] [--quiet] [--gdb [HOST:]PORT\n"
-    "                  [--checkpoint-interval N] [--checkpoints K]] DIR\n"
+    "                  [--program PATH] [--window CHUNKS] [--handoff INSNS] [--quiet]\n"
+    "                  [--gdb [HOST:]PORT [--checkpoint-interval N] [--checkpoints K]] DIR\n"
     "DIR 'latest' is the latest recording of `rnr record` without -o (the\n"
     "link latest in $RNR_BUNDLE_DIR, default ./rnr-bundles).\n"
     "Replays the recording bundle DIR from its final log of FORMAT (default\n"
@@ -38,6 +38,11 @@ const char cmd_replay_help[] =
     "                   have the recorded SHA-256\n"
     "  --window CHUNKS  chunks read ahead of the oldest unfinished one, at most\n"
     "                   (memory; default 4096)\n"
+    "  --handoff INSNS  while a chunk shorter than INSNS instructions runs, an idle\n"
+    "                   worker takes ready chunks only once they hold INSNS\n"
+    "                   instructions (default 8192: shorter ones cost more to hand\n"
+    "                   to another host core than they take to run; 1: hand every\n"
+    "                   ready chunk to an idle worker at once; docs/replayer.md)\n"
     "  --quiet          print neither the guest's output nor the summary\n"
     "  --gdb [HOST:]PORT  replay under gdb's control instead (see rnr debug):\n"
     "                   serve the gdb remote protocol on HOST (default 127.0.0.1)\n"
@@ -68,11 +73,11 @@ static int run_chunk(void *ctx, unsigned w, const rp_chunk *c, char *msg, size_t
 int cmd_replay(int argc, char **argv)
 {
     const char *dir = NULL, *format = NULL, *program = NULL, *gdb = NULL;
-    uint64_t workers = 0, window = RP_WINDOW_DEFAULT;
+    uint64_t workers = 0, window = RP_WINDOW_DEFAULT, handoff = RP_HANDOFF_DEFAULT;
     int quiet = 0, options = 1, ck_opt = 0;
     uint64_t interval = DBG_INTERVAL_DEFAULT;
     unsigned keep = DBG_KEEP_DEFAULT;
-    static const char *const valued[] = {"-j", "--format", "--program", "--window", "--gdb",
+    static const char *const valued[] = {"-j", "--format", "--program", "--window", "--gdb", "--handoff",
                                          "--checkpoint-interval", "--checkpoints", NULL};
     cli_normalize(valued, 0, &argc, &argv);
     for (int i = 1; i < argc; i++) {
@@ -91,7 +96,7 @@ int cmd_replay(int argc, char **argv)
                 return cli_usage("replay", "unknown option '%s'", a);
             ck_opt = 1;
         } else if (strcmp(a, "-j") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--program") == 0 ||
-            strcmp(a, "--window") == 0 || strcmp(a, "--gdb") == 0) {
+            strcmp(a, "--window") == 0 || strcmp(a, "--gdb") == 0 || strcmp(a, "--handoff") == 0) {
             if (i + 1 >= argc)
                 return cli_usage("replay", "option %s needs an argument", a);
             const char *v = argv[++i];
@@ -100,6 +105,9 @@ int cmd_replay(int argc, char **argv)
                     return RNR_EXIT_USAGE;
             } else if (a[2] == 'w') {
                 if (cli_parse_u64("replay", a, v, 1, 1u << 30, &window) < 0)
+                    return RNR_EXIT_USAGE;
+            } else if (a[2] == 'h') {
+                if (cli_parse_u64("replay", a, v, 1, UINT64_C(1) << 40, &handoff) < 0)
                     return RNR_EXIT_USAGE;
             } else if (a[2] == 'g') {
                 gdb = v;
@@ -156,6 +164,7 @@ int cmd_replay(int argc, char **argv)
     memset(&ro, 0, sizeof ro);
     ro.workers = (unsigned)workers;
     ro.window = window;
+    ro.handoff_insns = handoff;
     ro.progress = progress ? on_progress : NULL;
     ro.progress_ctx = &total;
     rp_replay_reader(r, &ro, run_chunk, x, &res);
