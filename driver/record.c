@@ -47,7 +47,7 @@
 /* A drained chunk waiting to be written in time order. */
 typedef struct drained {
     rnr_initial_chunk c;
-    uint64_t start, seq;
+    uint64_t start;
     size_t sv_at;              /* its SV entries in rec.sv */
 } drained;
 
@@ -70,6 +70,9 @@ struct rec {
     uint64_t pre_ecall_pc;               /* nonzero: the chunk ends before the ECALL there */
     drained *dq;                         /* drain scratch */
     size_t ndq, capdq;
+    uint64_t *dts;                       /* dq[i].c.ts, for the merge */
+    uint32_t *order;                     /* the merge's result: indices into dq */
+    size_t run_end[RRU_MAX_CORES];       /* unit k's chunks: dq[run_end[k - 1] .. run_end[k]) */
     rnr_sv_entry *sv;
     size_t nsv, capsv;
     int failed;
@@ -175,6 +178,8 @@ static void collect(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     if (r->ndq == r->capdq) {
         r->capdq = r->capdq ? 2 * r->capdq : 256;
         r->dq = xrealloc(r->dq, r->capdq * sizeof *r->dq);
+        r->dts = xrealloc(r->dts, r->capdq * sizeof *r->dts);
+        r->order = xrealloc(r->order, r->capdq * sizeof *r->order);
     }
     if (r->nsv + c->nsv > r->capsv) {
         r->capsv = max64(2 * r->capsv, r->nsv + c->nsv + 256);
@@ -183,35 +188,58 @@ static void collect(void *ctx, const rnr_initial_chunk *c, uint64_t start)
     drained *d = &r->dq[r->ndq];
     d->c = *c;
     d->start = start;
-    d->seq = r->ndq++;
+    r->dts[r->ndq++] = c->ts;
     d->sv_at = r->nsv;
     if (c->nsv)
         memcpy(r->sv + r->nsv, c->sv, c->nsv * sizeof *c->sv);
     r->nsv += c->nsv;
 }
 
-static int by_time(const void *a, const void *b)
+int rec_merge_runs(const uint64_t *ts, const size_t *run_end, unsigned nruns, uint32_t *order)
 {
-    const drained *x = a, *y = b;
-    if (x->c.ts != y->c.ts)
-        return x->c.ts < y->c.ts ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    size_t head[RRU_MAX_CORES], out = 0;
+    if (nruns > RRU_MAX_CORES)
+        return -1;
+    for (unsigned k = 0; k < nruns; k++) {
+        head[k] = k ? run_end[k - 1] : 0;
+        for (size_t i = head[k] + 1; i < run_end[k]; i++)
+            if (ts[i] < ts[i - 1])
+                return -1;
+    }
+    /* Each step takes the smallest head; a tie goes to the lower run, which
+     * holds the lower indices: the result is the stable sort by TS. */
+    for (;;) {
+        unsigned best = nruns;
+        for (unsigned k = 0; k < nruns; k++)
+            if (head[k] < run_end[k] && (best == nruns || ts[head[k]] < ts[head[best]]))
+                best = k;
+        if (best == nruns)
+            return 0;
+        order[out++] = (uint32_t)head[best]++;
+    }
 }
 
-/* Every final chunk of every unit goes to the sink, in TS order (per CPU
- * the TS never decreases, and ties keep each unit's order). */
+/* Every final chunk of every unit goes to the sink, in TS order, ties in
+ * unit order: per CPU the TS never decreases, so merging the units' runs
+ * is the stable sort by TS. */
 static void drain(rec *r)
 {
     drv_proc *p = r->p;
     r->ndq = r->nsv = 0;
-    for (unsigned k = 0; k < r->n; k++)
+    for (unsigned k = 0; k < r->n; k++) {
         rru_drain(r->u[k], UINT32_MAX, collect, r);
+        r->run_end[k] = r->ndq;
+    }
     if (!r->ndq)
         return;
-    qsort(r->dq, r->ndq, sizeof *r->dq, by_time);
+    if (rec_merge_runs(r->dts, r->run_end, r->n, r->order) < 0) {
+        r->failed = 1;
+        proc_fail(p, "recording: a unit drained chunks out of time order (internal error)");
+        return;
+    }
     r->st.drains++;
     for (size_t i = 0; i < r->ndq && !r->failed; i++) {
-        drained *d = &r->dq[i];
+        drained *d = &r->dq[r->order[i]];
         d->c.sv = r->sv + d->sv_at;
         uint64_t delay = r->vt - d->start;
         if (delay > r->st.max_drain_delay)
@@ -408,6 +436,8 @@ void rec_free(rec *r)
         rru_unit_free(r->u[k]);
     }
     free(r->dq);
+    free(r->dts);
+    free(r->order);
     free(r->sv);
     free(r);
 }

@@ -39,4 +39,11 @@ void rec_syscall_exit(rec *r, unsigned core, int global);
 int rec_finish(rec *r);
 void rec_stats_get(const rec *r, rec_stats *out);
 
+/* The order of a drain: NRUNS runs of timestamps, run k being
+ * TS[run_end[k - 1] .. run_end[k]) (from 0 for k = 0), merged into ORDER
+ * (run_end[NRUNS - 1] indices into TS): by TS, a tie to the lower index,
+ * i.e. the stable sort by TS. 0, or -1 if a run's TS decrease or NRUNS
+ * exceeds RRU_MAX_CORES (ORDER is then incomplete). */
+int rec_merge_runs(const uint64_t *ts, const size_t *run_end, unsigned nruns, uint32_t *order);
+
 #endif
