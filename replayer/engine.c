@@ -242,24 +242,29 @@ static int tokens_arrived(const engine *e, uint32_t lane_id, const slot *s)
     return 1;
 }
 
-/* Whether an idle worker (asleep or spinning) may take a ready chunk now:
- * when no short chunk runs, or when the ready chunks hold at least
- * handoff_insns instructions between them. A worker that has just finished
- * a chunk takes one without asking (its lane's next, else the oldest).
- * Why: handing a chunk to another worker costs a wake-up, or at least
+/* Whether a worker may take a ready chunk now: fewer chunks run than the
+ * host has cores, and no short chunk runs or the ready chunks hold at least
+ * handoff_insns instructions between them. Every worker asks, the one that
+ * has just finished a chunk too.
+ * Why the cores: a chunk never waits for anything once started, so more
+ * chunks at once than cores only lets the host preempt a worker in the
+ * middle of a chunk that others wait for.
+ * Why the threshold: handing a chunk to another worker costs a wake-up, or at least
  * moving the chunk's thread state and guest lines between host cores:
  * microseconds, as long as thousands of instructions take. When the running
  * chunk is shorter than that, its worker is back for the ready chunks
  * sooner than another would start them, and two workers trading tiny
  * chunks are slower than one (docs/replayer.md, "Hand-offs").
- * Progress: a ready chunk is left waiting only while a short chunk runs
- * (running_short > 0), and that chunk's worker, once it finishes, takes a
- * chunk itself: nready > 0 implies that a chunk is running, so the engine
- * is never quiescent with chunks ready (the deadlock check stays exact),
- * and every chunk left waiting is taken once the running ones are done. */
+ * Progress: a ready chunk is left waiting only while a chunk runs
+ * (running >= host_cpus >= 1, or running_short > 0), and that chunk's
+ * worker, once it finishes, asks again: nready > 0 implies that a chunk is
+ * running, so the engine is never quiescent with chunks ready (the deadlock
+ * check stays exact), and once no chunk runs (running = running_short = 0)
+ * any worker may take the waiting ones. */
 static int handoff_ok(const engine *e)
 {
-    return e->nready && (e->running_short == 0 || e->ready_insns >= e->handoff_insns);
+    return e->nready && e->running < e->host_cpus &&
+           (e->running_short == 0 || e->ready_insns >= e->handoff_insns);
 }
 
 static void update_hint(engine *e)

@@ -83,6 +83,14 @@ START_TEST(options_attached_and_equals_spellings_replay_like_the_canonical_one)
                        "stserial log, 1 worker,");
     expect_same_replay((const char *[]){ "replay", "-j", "1", "--window", "8", b, NULL },
                        (const char *[]){ "replay", "-j1", "--window=8", b, NULL }, "maxpar log");
+    expect_same_replay((const char *[]){ "replay", "-j", "2", "--handoff", "1", b, NULL },
+                       (const char *[]){ "replay", "-j2", "--handoff=1", b, NULL }, "maxpar log, 2 workers");
+    /* A threshold of 0 is no threshold: refused, with the range. */
+    tu_output o;
+    tu_rnr(&o, (const char *[]){ "replay", "--handoff", "0", b, NULL });
+    ck_assert_int_eq(o.status, 2);
+    ck_assert_msg(strstr(o.err, "--handoff wants a number from 1"), "%s", o.err);
+    tu_output_free(&o);
     tu_rmtree(dir);
     free(dir);
 }

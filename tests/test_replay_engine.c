@@ -8,6 +8,7 @@
  * window bound, real parallelism, sleeping idle workers, streaming. */
 #include <check.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -701,6 +702,20 @@ static int overlap_exec(void *ctx, unsigned worker, const rp_chunk *c, char *msg
     return 0;
 }
 
+/* Replays PATH (CHUNKS chunks) with overlap_exec; the most chunks that ran
+ * at once. */
+static int max_overlap(const char *path, unsigned workers, uint64_t handoff, uint64_t chunks)
+{
+    overlap_ctx x;
+    memset(&x, 0, sizeof x);
+    rp_options o = { .workers = workers, .handoff_insns = handoff };
+    rp_result res;
+    rp_replay_log(path, &o, overlap_exec, &x, &res);
+    ck_assert_msg(res.status == RP_OK, "%s", res.message);
+    ck_assert_uint_eq(res.chunks, chunks);
+    return atomic_load(&x.max);
+}
+
 START_TEST(replay_keeps_short_chunks_on_one_worker)
 {
     char *dir = tu_tmpdir();
@@ -710,20 +725,36 @@ START_TEST(replay_keeps_short_chunks_on_one_worker)
         rows[i] = i % 2 ? "1 2 10" : "0 1 10";
     rows[200] = NULL;
     write_log(path, RNR_LOG_MAXPAR, 2, rows);
-    for (int k = 0; k < 2; k++) {
-        overlap_ctx x;
-        memset(&x, 0, sizeof x);
-        rp_options o = { .workers = 2, .handoff_insns = k ? 1 : 0 };
-        rp_result res;
-        rp_replay_log(path, &o, overlap_exec, &x, &res);
-        ck_assert_msg(res.status == RP_OK, "%s", res.message);
-        ck_assert_uint_eq(res.chunks, 200);
-        if (k == 0)
-            ck_assert_msg(atomic_load(&x.max) == 1, "default hand-off: %d short chunks ran at once",
-                          atomic_load(&x.max));
-        else if (!tu_under_valgrind())
-            ck_assert_msg(atomic_load(&x.max) == 2, "handoff 1: the two lanes never ran at once");
+    int max = max_overlap(path, 2, 0, 200);
+    ck_assert_msg(max == 1, "default hand-off: %d short chunks ran at once", max);
+    max = max_overlap(path, 2, 1, 200);
+    if (!tu_under_valgrind())
+        ck_assert_msg(max == 2, "handoff 1: the two lanes never ran at once");
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* At most as many chunks run at once as the host has cores: eight lanes of
+ * long independent chunks (past the hand-off threshold) on eight workers. */
+START_TEST(replay_runs_at_most_a_chunk_per_host_core)
+{
+    char *dir = tu_tmpdir();
+    const char *path = tu_path(dir, "wide.log");
+    static char rows_text[40][32];
+    const char *rows[41];
+    for (int i = 0; i < 40; i++) {
+        snprintf(rows_text[i], sizeof rows_text[i], "%d %d %u", i % 8, 1 + i % 8, 4 * RP_HANDOFF_DEFAULT);
+        rows[i] = rows_text[i];
     }
+    rows[40] = NULL;
+    write_log(path, RNR_LOG_MAXPAR, 8, rows);
+    cpu_set_t set;
+    int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    int max = max_overlap(path, 8, 0, 40);
+    ck_assert_msg(max <= cores, "%d chunks ran at once on %d host cores", max, cores);
+    if (cores >= 2 && !tu_under_valgrind())
+        ck_assert_msg(max >= 2, "long independent chunks never ran at once");
     tu_rmtree(dir);
     free(dir);
 }
@@ -1302,6 +1333,7 @@ TU_SUITE(replay_engine)
     tc = tu_tcase(s, "parallel", 30);
     tcase_add_test(tc, replay_runs_independent_lanes_concurrently);
     tcase_add_test(tc, replay_keeps_short_chunks_on_one_worker);
+    tcase_add_test(tc, replay_runs_at_most_a_chunk_per_host_core);
     tcase_add_test(tc, replay_idle_workers_sleep);
     tcase_add_loop_test(tc, replay_lock_step_lanes_under_contention, 0, 3);
     tc = tu_tcase(s, "errors", 60);
