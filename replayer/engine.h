@@ -68,7 +68,7 @@ typedef struct rp_result {
     uint64_t peak_window;       /* most chunks held at once (<= window) */
     uint64_t slot_pages;        /* pages of window slots allocated (they are recycled) */
     double wall_seconds;
-    double busy_seconds_sum;    /* sum over workers of the time inside the exec function */
+    double busy_seconds_sum;    /* sum over workers of the time not idle (running chunks, taking the next) */
     int status;                 /* rp_status */
     char message[RP_MSG_MAX];   /* empty when status is RP_OK */
 } rp_result;

@@ -10,11 +10,13 @@
  * Usage: bench_replay_engine RNR_BINARY WORKDIR [--quick] */
 #include <errno.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "formats/log.h"
@@ -48,12 +50,24 @@ static void run_rnr(const char *rnr, const char *const *args)
         die(args[0], "the command failed");
 }
 
-/* CTX: iterations per instruction. */
+static _Atomic uint64_t exec_ns;   /* time inside spin_exec, all workers */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CTX: iterations per instruction. Times itself: the engine's busy time
+ * counts its own work between chunks as well. */
 static int spin_exec(void *ctx, unsigned worker, const rp_chunk *c, char *msg, size_t msglen)
 {
+    uint64_t t0 = now_ns();
     volatile uint64_t sink = 0;
     for (uint64_t i = c->cs * *(const unsigned *)ctx; i > 0; i--)
         sink += i;
+    atomic_fetch_add(&exec_ns, now_ns() - t0);
     return 0;
 }
 
@@ -68,8 +82,10 @@ static rp_result replay(const char *path, unsigned workers, const unsigned *scal
          * the default threshold is set; this measures the engine itself. */
         rp_options o = { .workers = workers, .handoff_insns = 1 };
         rp_result r;
+        atomic_store(&exec_ns, 0);
         if (rp_replay_log(path, &o, spin_exec, (void *)scale, &r) != RP_OK)
             die(path, r.message);
+        r.busy_seconds_sum = (double)atomic_load(&exec_ns) * 1e-9;  /* inside the exec function */
         if (i == 0 || r.wall_seconds < best.wall_seconds)
             best = r;
     }
