@@ -14,7 +14,7 @@
 
 #define RP_MSG_MAX 1024u            /* room for any message of the engine */
 #define RP_WINDOW_DEFAULT 4096u     /* chunks read ahead and not finished */
-#define RP_HANDOFF_DEFAULT 8192u    /* instructions: see rp_options.handoff_insns (docs/replayer.md, "Hand-offs") */
+#define RP_HANDOFF_DEFAULT 4096u    /* instructions: see rp_options.handoff_insns (docs/replayer.md, "Hand-offs") */
 
 /* One chunk of a final log as the engine hands it out. */
 typedef struct rp_chunk {

@@ -40,7 +40,7 @@ const char cmd_replay_help[] =
     "                   (memory; default 4096)\n"
     "  --handoff INSNS  while a chunk shorter than INSNS instructions runs, an idle\n"
     "                   worker takes ready chunks only once they hold INSNS\n"
-    "                   instructions (default 8192: shorter ones cost more to hand\n"
+    "                   instructions (default 4096: shorter ones cost more to hand\n"
     "                   to another host core than they take to run; 1: hand every\n"
     "                   ready chunk to an idle worker at once; docs/replayer.md)\n"
     "  --quiet          print neither the guest's output nor the summary\n"
