@@ -267,6 +267,14 @@ static int handoff_ok(const engine *e)
            (e->running_short == 0 || e->ready_insns >= e->handoff_insns);
 }
 
+/* The hint is set once per critical section that changed the queue or
+ * the counters, just before the lock is released (worker_main, idle,
+ * publish): set inside one, it would show a spinner a transient state (a
+ * finishing worker has queued successors but not yet taken one itself),
+ * and the spinner would take the lock only to find nothing for it, on
+ * every chunk. It is a hint only: a spinner decides again under the lock,
+ * and sleepers are woken by wake_workers, so a stale hint delays nothing
+ * beyond the spin. */
 static void update_hint(engine *e)
 {
     atomic_store_explicit(&e->ready_hint, (unsigned)handoff_ok(e), memory_order_relaxed);
@@ -281,7 +289,6 @@ static void ready_push(engine *e, uint64_t seq)
         e->ready[i] = e->ready[(i - 1) / 2];
     e->ready[i] = seq;
     e->ready_insns += slot_at(e, seq)->c.cs;
-    update_hint(e);
 }
 
 static uint64_t ready_pop(engine *e)
@@ -301,7 +308,6 @@ static uint64_t ready_pop(engine *e)
     }
     e->ready[i] = last;
     e->ready_insns -= slot_at(e, top)->c.cs;
-    update_hint(e);
     return top;
 }
 
@@ -316,13 +322,25 @@ static void check_lane(engine *e, uint32_t lane_id)
 }
 
 /* Wakes sleeping workers for the ready chunks that no awake worker will
- * take, if an idle worker may take them (handoff_ok). */
+ * take, if an idle worker may take them (handoff_ok), and no more than
+ * there are host cores free of running, spinning and waking workers: a
+ * worker woken beyond those finds the cores taken (handoff_ok false) and
+ * sleeps again, having cost a wake-up and, moving its hart between cores,
+ * the cache lines of the workers that do run.
+ * Progress (with handoff_ok's): when no room is left, running + spinning
+ * + waking >= host_cpus >= 1, and each of those asks handoff_ok again under
+ * the lock (a running worker when its chunk ends, a spinner when its spin
+ * ends, a woken worker when it resumes); whichever asks once no chunk runs
+ * takes the ready chunks, so they are never left without a taker. */
 static void wake_workers(engine *e)
 {
     if (!handoff_ok(e))
         return;
     unsigned takers = e->spinning + e->waking;
-    while (e->nready > takers && e->nsleepers) {
+    unsigned busy = e->running + takers;
+    unsigned room = e->host_cpus > busy ? e->host_cpus - busy : 0;
+    while (e->nready > takers && room && e->nsleepers) {
+        room--;
         worker *w = e->sleepers[--e->nsleepers];
         w->asleep = 0;
         e->waking++;
@@ -398,7 +416,6 @@ static int execute(engine *e, worker *w, slot *s)
     e->running--;
     e->running_short -= (unsigned)w->short_chunk;
     finish(e, s);
-    update_hint(e);
     return 0;
 }
 
@@ -407,6 +424,7 @@ static int execute(engine *e, worker *w, slot *s)
  * returns with the lock held. */
 static void idle(engine *e, worker *w)
 {
+    update_hint(e);
     if (e->running + e->spinning < e->host_cpus) {
         e->spinning++;
         pthread_mutex_unlock(&e->lock);
@@ -568,6 +586,7 @@ static void publish(engine *e, uint64_t upto)
         if (e->lane[lane_id].head == seq)
             check_lane(e, lane_id);
     }
+    update_hint(e);
     wake_workers(e);
 }
 
