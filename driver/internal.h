@@ -210,6 +210,9 @@ void shmap_add(drv_proc *p, uint64_t addr, uint64_t len, int host_fd, uint64_t o
 void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len);
 /* The same for every mapping of the file HOST_FD (before a read of it). */
 void shmap_sync_file(drv_proc *p, int host_fd);
+/* N bytes DATA were written at file offset OFF of HOST_FD through a
+ * descriptor: they show in the file's writable shared mappings at once. */
+void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n);
 /* Writes back and forgets the mappings' pages in [ADDR, ADDR+LEN) (munmap,
  * a MAP_FIXED mapping over them). */
 void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len);
@@ -342,6 +345,9 @@ void syscall_log_result(drv_proc *p, thread *t, uint64_t nr, int64_t result);
  * the current row's policy says the bytes come from the host. */
 int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n);
 int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n);
+/* The same, logged whatever the row's policy (a replay applies the bytes
+ * after the call's own effect: shmap_file_written's, after a write). */
+int64_t guest_write_logged(drv_proc *p, uint64_t addr, const void *buf, size_t n);
 int64_t guest_read_u32(drv_proc *p, uint64_t addr, uint32_t *v);
 /* A struct timespec at ADDR as cycles (at most UINT64_MAX / 2); 0,
  * -LX_EFAULT or -LX_EINVAL (negative, or nanoseconds past a second). */

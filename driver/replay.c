@@ -294,6 +294,9 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     case DRV_RP_OUTPUT:
         if (replay_output(p, nr, a, result) < 0)
             DIVERGE("thread %u: the bytes of its %s are not readable in the replay", tid, info.name);
+        /* A write to a file with shared mappings: its bytes in them. */
+        if (apply_mem(p, tid, in, NULL, NULL, msg, msglen) < 0)
+            rc = DRV_REPLAY_DIVERGED;
         break;
     case DRV_RP_ADDRSPACE:
         if (nr == 222 && !(a[3] & LX_MAP_ANONYMOUS)) {

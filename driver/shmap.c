@@ -19,9 +19,9 @@
  *
  * Limits (docs/driver.md): a second writable shared mapping of file pages
  * already mapped so is refused with ENODEV, since the two would be two
- * copies and the RRU tracks lines by guest address; write() and ftruncate
- * on a mapped file do not show in the mapping; mremap of such a mapping is
- * refused (EINVAL). */
+ * copies and the RRU tracks lines by guest address; ftruncate on a mapped
+ * file does not show in the mapping; mremap of such a mapping is refused
+ * (EINVAL). A write() to the file does show (shmap_file_written). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +89,35 @@ void shmap_sync_file(drv_proc *p, int host_fd)
         const shared_map *m = &p->shmaps[i];
         if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino)
             write_back(p, m, m->addr, m->addr + m->len);
+    }
+}
+
+/* Linux's page cache is what a shared mapping shows, so bytes written to
+ * the file through a descriptor are in every shared mapping of it at once.
+ * They are copied into the mapped guest pages as the calling core's stores
+ * (coherence and the RRU order them against the other cores' accesses,
+ * like the bytes of a read()) and logged as the call's memory records,
+ * which a replay applies after the call. The mapping covers whole pages:
+ * bytes past its length inside its last page show too. A page the guest
+ * made read-only with mprotect since is not updated (a limit). */
+void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n)
+{
+    struct stat st;
+    if (!p->nshmaps || n == 0 || fstat(host_fd, &st) != 0)
+        return;
+    for (size_t i = 0; i < p->nshmaps; i++) {
+        const shared_map *m = &p->shmaps[i];
+        if (m->fd < 0 || m->dev != (uint64_t)st.st_dev || m->ino != (uint64_t)st.st_ino)
+            continue;
+        uint64_t end = m->off + ((m->len + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK);
+        uint64_t lo = off > m->off ? off : m->off, hi = off + n < end ? off + n : end;
+        for (uint64_t at = lo; at < hi;) {
+            /* A page at a time: one the guest cannot write is skipped. */
+            uint64_t next = (at | LX_PAGE_MASK) + 1;
+            uint64_t k = (next < hi ? next : hi) - at;
+            (void)guest_write_logged(p, m->addr + (at - m->off), data + (at - off), k);
+            at += k;
+        }
     }
 }
 

@@ -923,6 +923,23 @@ static int64_t read_into(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, int
     return (int64_t)done;
 }
 
+/* DONE bytes DATA were written to host file F at OFF (at its position,
+ * which is now past them, if OFF < 0): the file's shared mappings show
+ * them. */
+static void shown_in_mappings(drv_proc *p, const file_obj *f, int64_t off, const uint8_t *data,
+                              uint64_t done)
+{
+    if (!p->nshmaps || done == 0)
+        return;
+    if (off < 0) {
+        off_t pos = lseek(f->host_fd, 0, SEEK_CUR);
+        if (pos < 0 || (uint64_t)pos < done)
+            return;
+        off = (int64_t)((uint64_t)pos - done);
+    }
+    shmap_file_written(p, f->host_fd, (uint64_t)off, data, done);
+}
+
 /* Writes N guest bytes at BUF to F (at OFF, or the position if OFF < 0). */
 static int64_t write_from(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, int64_t off)
 {
@@ -960,6 +977,7 @@ static int64_t write_from(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, in
                 done += (uint64_t)r;
                 rc = (int64_t)done;
             }
+            shown_in_mappings(p, f, off, tmp, done);
         }
     }
     free(tmp);
@@ -1105,6 +1123,8 @@ int64_t sc_writev(drv_proc *p, thread *t, const uint64_t a[6])
     else {
         ssize_t r = write(f->host_fd, tmp, total);
         rc = r < 0 ? -(int64_t)errno : (int64_t)r;
+        if (r > 0)
+            shown_in_mappings(p, f, -1, tmp, (uint64_t)r);
     }
     free(tmp);
     return rc;

@@ -192,7 +192,9 @@ int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n)
     return rc < 0 ? -LX_EFAULT : 0;
 }
 
-int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n)
+/* Writes guest memory as the calling core; LOG: the bytes go to the input
+ * log as the call's memory records. */
+static int64_t write_guest(drv_proc *p, uint64_t addr, const void *buf, size_t n, int log)
 {
     if (n == 0)
         return 0;
@@ -202,10 +204,21 @@ int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n)
                               : rru_mem_write(p->mem, addr, buf, n);
     if (rc < 0)
         return -LX_EFAULT;
-    if (p->in && p->sys_thread && p->sys_row &&
-        (p->sys_row->replay == DRV_RP_RESULT_MEM || p->sys_row->replay == DRV_RP_ADDRSPACE))
+    if (log && p->in && p->sys_thread)
         inlog_pending_add(&p->sys_thread->log, addr, buf, n);
     return 0;
+}
+
+int64_t guest_write(drv_proc *p, uint64_t addr, const void *buf, size_t n)
+{
+    return write_guest(p, addr, buf, n,
+                       p->sys_row && (p->sys_row->replay == DRV_RP_RESULT_MEM ||
+                                      p->sys_row->replay == DRV_RP_ADDRSPACE));
+}
+
+int64_t guest_write_logged(drv_proc *p, uint64_t addr, const void *buf, size_t n)
+{
+    return write_guest(p, addr, buf, n, 1);
 }
 
 int64_t guest_read_timespec(drv_proc *p, uint64_t addr, uint64_t *cycles)

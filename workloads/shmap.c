@@ -9,6 +9,8 @@
  *     cache); MADV_DONTNEED keeps the mapping's bytes (the file's pages);
  *   - a store past the file's end (inside the last page) does not reach
  *     the file, whose size does not change;
+ *   - bytes written to the file with pwrite, write and writev (across a
+ *     page boundary) show in the mapping at once;
  *   - after munmap, the file holds what the mapping held, and what a
  *     mapping through a descriptor closed since held;
  *   - finally a new mapping gets "END!" stored at offset 8000 and the
@@ -28,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -125,6 +128,16 @@ int main(int argc, char **argv)
     struct stat st;
     fstat(fd, &st);
     printf("size after a store past the end: %lld\n", (long long)st.st_size);
+    /* Written through the descriptor: the mapping shows it at once. */
+    if (pwrite(fd, "PW", 2, 100) != 2)
+        die("pwrite");
+    if (lseek(fd, 4200, SEEK_SET) != 4200 || write(fd, "WR", 2) != 2)
+        die("write");
+    struct iovec iov[2] = {{"V1", 2}, {"V2", 2}};
+    if (lseek(fd, 8190, SEEK_SET) != 8190 || writev(fd, iov, 2) != 4)
+        die("writev");
+    printf("pwrite, write and writev (across a page) in the mapping: '%.2s' '%.2s' '%.4s'\n",
+           (char *)map + 100, (char *)map + 4200, (char *)map + 8190);
     printf("munmap: %d\n", munmap(map, 3 * PAGE));
     /* Another descriptor maps the last page; the mapping outlives it. */
     int fd2 = open(path, O_RDWR);
