@@ -206,17 +206,31 @@ int rec_merge_runs(const uint64_t *ts, const size_t *run_end, unsigned nruns, ui
             if (ts[i] < ts[i - 1])
                 return -1;
     }
+    /* Only the runs that hold chunks take part (a drain often finds one or
+     * two units with chunks among eight), in increasing run order. */
+    unsigned live[RRU_MAX_CORES], nlive = 0;
+    for (unsigned k = 0; k < nruns; k++)
+        if (head[k] < run_end[k])
+            live[nlive++] = k;
     /* Each step takes the smallest head; a tie goes to the lower run, which
-     * holds the lower indices: the result is the stable sort by TS. */
-    for (;;) {
-        unsigned best = nruns;
-        for (unsigned k = 0; k < nruns; k++)
-            if (head[k] < run_end[k] && (best == nruns || ts[head[k]] < ts[head[best]]))
-                best = k;
-        if (best == nruns)
-            return 0;
+     * holds the lower indices: the result is the stable sort by TS. A run
+     * left alone is copied as it is. */
+    while (nlive > 1) {
+        unsigned bi = 0;
+        for (unsigned i = 1; i < nlive; i++)
+            if (ts[head[live[i]]] < ts[head[live[bi]]])
+                bi = i;
+        unsigned best = live[bi];
         order[out++] = (uint32_t)head[best]++;
+        if (head[best] == run_end[best]) {
+            memmove(live + bi, live + bi + 1, (nlive - bi - 1) * sizeof *live);
+            nlive--;
+        }
     }
+    if (nlive == 1)
+        for (unsigned k = live[0]; head[k] < run_end[k];)
+            order[out++] = (uint32_t)head[k]++;
+    return 0;
 }
 
 /* Every final chunk of every unit goes to the sink, in TS order, ties in
