@@ -34,6 +34,12 @@ typedef struct drv_access drv_access;
  * two CHECK records (docs/recorder.md, "Checks", has the measurements). */
 #define DRV_CHECK_EVERY_DEFAULT 100000u
 
+/* A program an execve loaded: its absolute path and SHA-256 (hex). */
+typedef struct drv_exec_image {
+    char *path;
+    char sha256[65];
+} drv_exec_image;
+
 typedef struct drv_config {
     rru_machine_config machine;  /* cores, seed, latencies */
     uint64_t quantum;            /* preemption quantum in cycles (mean; seeded jitter) */
@@ -69,6 +75,10 @@ typedef struct drv_config {
      * loaded) and the AT_RANDOM bytes to place (16; NULL = from the seed). */
     const char *execfn;
     const uint8_t *random_bytes;
+    /* Replay: the programs the recording's successful execve calls loaded,
+     * in order (the manifest's exec.N.*); each is checked by its hash. */
+    const drv_exec_image *exec_images;
+    size_t n_exec_images;
     /* Recording: with `record` set, an RRU (configured by `rru`; its cpus
      * is set from the machine) sits on every core, the driver programs it
      * and drains its chunks, in log order, to `chunk` (a nonzero return
@@ -163,6 +173,11 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out);
 size_t drv_proc_threads(const drv_proc *p);
 void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instructions);
 
+/* Recording: the programs successful execve calls loaded, in order (for
+ * the manifest's exec.N.*); NULL past the last. */
+size_t drv_proc_execs(const drv_proc *p);
+const drv_exec_image *drv_proc_exec(const drv_proc *p, size_t i);
+
 /* What the recorder did (all zero when not recording). */
 typedef struct drv_record_stats {
     uint64_t chunks;             /* drained into the initial log */
@@ -193,6 +208,7 @@ typedef enum drv_replay {
     DRV_RP_RESULT_MEM = 3,/* result and guest memory bytes from the log */
     DRV_RP_ADDRSPACE = 4, /* address-space change redone at the logged address */
     DRV_RP_OUTPUT = 5,    /* result from the log, bytes regenerated and compared */
+    DRV_RP_EXEC = 6,      /* execve: done again on the recorded image (drv_config.exec_images) */
 } drv_replay;
 
 /* How a recording orders a system call against the other cores

@@ -134,6 +134,8 @@ struct drv_proc {
     char *private_shm;           /* ... its shm/, the guest's /dev/shm, owned */
     lock_rec *locks;             /* advisory file locks (locks.c), owned */
     size_t nlocks, caplocks;
+    drv_exec_image *execs;       /* recording: the images execve loaded (sys_exec.c), owned */
+    size_t nexecs, cap_execs;    /* (a replay counts its execs in nexecs) */
     shared_map *shmaps;          /* writable shared file mappings (shmap.c), owned */
     size_t nshmaps, cap_shmaps;
     loader_image img;
@@ -190,7 +192,7 @@ struct drv_proc {
 /* One-time warnings (bit index into warned[]). */
 enum {
     WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
-    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM,
+    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM, WARN_EXEC_THREADS,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -210,6 +212,17 @@ void shmap_add(drv_proc *p, uint64_t addr, uint64_t len, int host_fd, uint64_t o
 void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len);
 /* The same for every mapping of the file HOST_FD (before a read of it). */
 void shmap_sync_file(drv_proc *p, int host_fd);
+/* execve (sys_exec.c): the new program's image replaces the address space
+ * (proc.c: the old one unmapped, IMG loaded as at the start, its initial
+ * stack built with ARGV and ENVP and AT_EXECFN = GUEST_PATH; IMG is taken
+ * over); *CTX gets its first registers. 0, or -1 with ERR (the process is
+ * past the point of no return). */
+int proc_exec_image(drv_proc *p, loader_image *img, const char *host_path, const char *guest_path,
+                    const char *const *argv, size_t argc, const char *const *envp, size_t envc,
+                    rru_ctx *ctx, char *err, size_t errlen);
+/* Replay of a successful execve by T (arguments A) on the recording's next
+ * image: 0 with *CTX the new registers, or -1 with MSG. */
+int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], char *msg, size_t msglen);
 /* N bytes DATA were written at file offset OFF of HOST_FD through a
  * descriptor: they show in the file's writable shared mappings at once. */
 void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n);

@@ -400,6 +400,43 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
     return 0;
 }
 
+int proc_exec_image(drv_proc *p, loader_image *img, const char *host_path, const char *guest_path,
+                    const char *const *argv, size_t argc, const char *const *envp, size_t envc,
+                    rru_ctx *ctx, char *err, size_t errlen)
+{
+    /* The old address space goes: shared mappings reach their files as at
+     * munmap, and every page leaves the machine (coherence forgets them,
+     * the harts' translations and decoded code go stale) as at munmap. */
+    shmap_end(p);
+    if (vm_munmap(p->vm, 0, VM_USER_TOP) < 0) {
+        loader_free(img);
+        snprintf(err, errlen, "out of memory while unmapping");
+        return -1;
+    }
+    loader_free(&p->img);
+    p->img = *img;
+    memset(img, 0, sizeof *img);
+    char *exe = strdup(host_path);
+    if (!exe) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    free(p->exe_path);
+    p->exe_path = exe;
+    if (load_image(p, err, errlen) < 0)
+        return -1;
+    /* AT_EXECFN is the path the guest gave; AT_RANDOM from the seed (a
+     * replay puts the recorded bytes back from the log). */
+    const char *execfn = p->cfg.execfn;
+    const uint8_t *random = p->cfg.random_bytes;
+    p->cfg.execfn = guest_path;
+    p->cfg.random_bytes = NULL;
+    int rc = build_stack(p, host_path, argv, argc, envp, envc, ctx, err, errlen);
+    p->cfg.execfn = execfn;
+    p->cfg.random_bytes = random;
+    return rc;
+}
+
 drv_proc *drv_proc_new(const drv_config *config, const char *program, const char *const *argv,
                        size_t argc, const char *const *envp, size_t envc, char *err,
                        size_t errlen)
@@ -727,6 +764,9 @@ void drv_proc_free(drv_proc *p)
         free(p->allow_write[i]);
     free(p->allow_write);
     free(p->exe_path);
+    for (size_t i = 0; i < p->nexecs && p->execs; i++)
+        free(p->execs[i].path);
+    free(p->execs);
     free(p->message);
     free(p);
 }

@@ -70,6 +70,7 @@ const char *drv_replay_name(drv_replay r)
     case DRV_RP_RESULT_MEM: return "result+mem";
     case DRV_RP_ADDRSPACE: return "addrspace";
     case DRV_RP_OUTPUT: return "output";
+    case DRV_RP_EXEC: return "exec";
     }
     return "none";
 }

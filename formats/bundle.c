@@ -88,7 +88,7 @@ static const struct schema_key {
     { "checks", T_U64, K_REC },          { "silence-violations", T_U64, K_REC },
     { "max-drain-delay", T_U64, K_REC }, { "final.digest", T_HEX, K_REC },
     { "wall-seconds", T_DEC, K_REC },    { "truth.count", T_U64, 0 },
-    { "check-every", T_U64, 0 },
+    { "check-every", T_U64, 0 },         { "exec.count", T_U64, 0 },
     { "synth.sharing", T_DEC, K_SYN },   { "synth.chunks", T_U64, K_SYN },
     { "synth.truth-deps", T_U64, K_SYN },
 };
@@ -579,8 +579,16 @@ static int check_schema(rnr_bundle *b, char *err, size_t errlen)
         BAD("%s: 'cpus' is %" PRIu64 ", not 1 to 64", b->manifest_path, cpus);
     if (threads < 1 || threads > (1u << 20))
         BAD("%s: 'threads' is %" PRIu64 ", not 1 to 2^20", b->manifest_path, threads);
-    uint64_t argc = 0, envc = 0, allow = 0;
+    uint64_t argc = 0, envc = 0, allow = 0, execs = 0;
     if (b->kind == K_REC) {
+        /* Programs execve loaded (optional: none before they were recorded). */
+        if (rnr_manifest_get(m, "exec.count"))
+            execs = rnr_bundle_u64(b, "exec.count");
+        if (execs > 65536)
+            BAD("%s: 'exec.count' is %" PRIu64 ", more than 65536", b->manifest_path, execs);
+        if (check_family(b, "exec", "path", execs, T_TEXT, err, errlen) < 0 ||
+            check_family(b, "exec", "sha256", execs, T_HEX, err, errlen) < 0)
+            return -1;
         argc = rnr_bundle_u64(b, "argc");
         envc = rnr_bundle_u64(b, "envc");
         allow = rnr_bundle_u64(b, "allow-write");
@@ -636,6 +644,8 @@ static int check_schema(rnr_bundle *b, char *err, size_t errlen)
             known = !*sfx && idx < allow;
         if (!known && b->kind == K_REC && family_key(k, "thread", &idx, &sfx))
             known = idx < threads && (strcmp(sfx, "tid") == 0 || strcmp(sfx, "instructions") == 0);
+        if (!known && b->kind == K_REC && family_key(k, "exec", &idx, &sfx))
+            known = idx < execs && (strcmp(sfx, "path") == 0 || strcmp(sfx, "sha256") == 0);
         for (int f = 0; f < RNR_BF_COUNT && !known; f++) {
             char kb[128], ks[128];
             file_key(kb, sizeof kb, f, "bytes");

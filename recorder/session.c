@@ -572,6 +572,19 @@ static void results(recording *r, const drv_result *res, int exit_status)
         snprintf(key, sizeof key, "thread.%zu.instructions", t);
         rnr_manifest_set_u64(m, key, n);
     }
+    /* The programs execve loaded, which a replay loads again by path and
+     * checks by hash (docs/formats.md). */
+    if (drv_proc_execs(r->p)) {
+        rnr_manifest_set_u64(m, "exec.count", drv_proc_execs(r->p));
+        for (size_t k = 0; k < drv_proc_execs(r->p); k++) {
+            const drv_exec_image *e = drv_proc_exec(r->p, k);
+            char key[64];
+            snprintf(key, sizeof key, "exec.%zu.path", k);
+            rnr_manifest_set(m, key, e->path);
+            snprintf(key, sizeof key, "exec.%zu.sha256", k);
+            rnr_manifest_set(m, key, e->sha256);
+        }
+    }
     rnr_manifest_set_u64(m, "instructions", s.instructions);
     rnr_manifest_set_u64(m, "cycles", s.cycles);
     rnr_manifest_set_u64(m, "syscalls", s.syscalls);

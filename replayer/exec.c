@@ -56,6 +56,8 @@ struct rp_exec {
     FILE *print;
     char **argv, **envp;
     size_t argc, envc;
+    drv_exec_image *execs;     /* the programs the recording's execve calls loaded */
+    size_t nexecs;
 };
 
 /* The replay wrote P[0..N) to C: compared with the recording's next N bytes. */
@@ -312,7 +314,47 @@ static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char
     cfg.random_bytes = start->data;
     cfg.output = on_output;
     cfg.output_ctx = x;
-    /* Replays ask the host for nothing: no file is opened or written. */
+    /* The programs execve loaded: read again from their paths, by hash. */
+    uint64_t nexecs = 0;
+    if (rnr_manifest_get(m, "exec.count") && need_u64(m, "exec.count", &nexecs, err, errlen) < 0)
+        return -1;
+    if (nexecs > 65536) {
+        snprintf(err, errlen, "the recording's manifest has 'exec.count' out of range");
+        return -1;
+    }
+    x->execs = xcalloc(nexecs ? nexecs : 1, sizeof *x->execs);
+    for (x->nexecs = 0; x->nexecs < nexecs; x->nexecs++) {
+        char kp[64], ks[64];
+        snprintf(kp, sizeof kp, "exec.%zu.path", x->nexecs);
+        snprintf(ks, sizeof ks, "exec.%zu.sha256", x->nexecs);
+        const char *path = rnr_manifest_get(m, kp), *sha = rnr_manifest_get(m, ks);
+        if (!path || !sha || strlen(sha) != 64) {
+            snprintf(err, errlen, "the recording's manifest lacks '%s' or '%s'", kp, ks);
+            return -1;
+        }
+        /* Checked now, so that a program gone or changed since is bad
+         * input before anything runs (the replay checks it again when it
+         * loads it). */
+        uint8_t got[32];
+        char hex[RNR_SHA256_HEX];
+        if (rnr_sha256_file(path, got, err, errlen) < 0) {
+            size_t k = strlen(err);
+            snprintf(err + k, errlen - k, " (a program the recording executed with execve, '%s')", kp);
+            return -1;
+        }
+        rnr_hex(got, 32, hex);
+        if (strcmp(hex, sha) != 0) {
+            snprintf(err, errlen, "%s: not the program the recording executed with execve ('%s': "
+                     "SHA-256 %s, recorded %s)", path, kp, hex, sha);
+            return -1;
+        }
+        x->execs[x->nexecs].path = strdup(path);
+        memcpy(x->execs[x->nexecs].sha256, sha, 65);
+    }
+    cfg.exec_images = x->execs;
+    cfg.n_exec_images = x->nexecs;
+    /* Replays ask the host for nothing but the programs execve loaded: no
+     * file is opened or written. */
     cfg.stdin_fd = cfg.stdout_fd = cfg.stderr_fd = -1;
     x->p = drv_replay_new(&cfg, prog, (const char *const *)x->argv, x->argc,
                           (const char *const *)x->envp, x->envc, err, errlen);
@@ -391,6 +433,9 @@ void rp_exec_free(rp_exec *x)
     rnr_bundle_close(x->b);
     free_strings(x->argv, x->argc);
     free_strings(x->envp, x->envc);
+    for (size_t i = 0; i < x->nexecs; i++)
+        free(x->execs[i].path);
+    free(x->execs);
     free(x->sc_count);
     free(x->checked);
     if (x->out.f)

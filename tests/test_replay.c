@@ -11,6 +11,7 @@
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -581,6 +582,72 @@ START_TEST(replay_reproduces_file_changes_and_lock_waits_from_every_format)
         replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, "fsmut scratch");
     tu_output_free(&rec);
     free(dir);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+/* execve: execer executes itself twice, then a copy of argenv. The
+ * recording lists the three images with their hashes; every format
+ * replays the three programs exactly, also with checks at every chunk end
+ * (the registers the new image starts with). A copy changed or gone
+ * since the recording is refused before anything runs (exit 2, naming
+ * it). */
+START_TEST(replay_reproduces_execve_from_every_format)
+{
+    char *tmp = tu_tmpdir();
+    char *prog = strdup(tu_path(tmp, "argenv"));
+    size_t n;
+    uint8_t *bin = tu_read_file(tu_path(tu_env("RNR_GUEST_DIR"), "argenv"), &n);
+    tu_write_file(prog, bin, n);
+    ck_assert_int_eq(chmod(prog, 0755), 0);
+    static const char *const checks[] = {"100000", "chunk"};
+    for (int c = 0; c < 2; c++) {
+        char name[32];
+        snprintf(name, sizeof name, "rec%d", c);
+        workload w = {"execer", {"2", prog, "a", NULL}};
+        tu_output rec;
+        char *dir = record(tmp, name, &w, (const char *[]){"-n", "4", "--check-every", checks[c], NULL}, &rec);
+        ck_assert_msg(rec.status == 0 && strstr(rec.out, "execer round 0") && strstr(rec.out, "argv[1] 'a'"),
+                      "%d %s", rec.status, rec.out);
+        char *v = tu_manifest_value(dir, "exec.count");
+        ck_assert_msg(v && strcmp(v, "3") == 0, "exec.count: %s", v ? v : "(none)");
+        free(v);
+        v = tu_manifest_value(dir, "exec.2.path");
+        char real[PATH_MAX];
+        ck_assert_msg(v && realpath(prog, real) && strcmp(v, real) == 0, "exec.2.path: %s", v ? v : "(none)");
+        free(v);
+        for (int f = 0; f < 4; f++)
+            replay_ok(dir, formats[f], (f + c) % 2 ? "2" : "1", &rec, "execer");
+        tu_output_free(&rec);
+        free(dir);
+    }
+    /* The list is complete (the schema), the program as recorded, then
+     * changed, then gone. */
+    char *dir = strdup(tu_path(tmp, "rec0"));
+    tu_output o;
+    tu_bundle_resign(dir, "exec.count", "4");
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "no 'exec.3.path'"), "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_bundle_resign(dir, "exec.count", "3");
+    tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
+    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    bin[n / 2] ^= 1;
+    tu_write_file(prog, bin, n);
+    free(bin);
+    tu_rnr(&o, (const char *[]){"replay", dir, NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "not the program the recording executed with execve") &&
+                  strstr(o.err, prog), "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    ck_assert_int_eq(unlink(prog), 0);
+    tu_rnr(&o, (const char *[]){"replay", dir, NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "exec.2.path") && strstr(o.err, prog), "%d %s", o.status,
+                  o.err);
+    tu_output_free(&o);
+    free(dir);
+    free(prog);
     tu_rmtree(tmp);
     free(tmp);
 }
@@ -1392,6 +1459,7 @@ TU_SUITE(replay)
     tc = tu_tcase(s, "files", 120);
     tcase_add_test(tc, replay_reproduces_file_changes_and_lock_waits_from_every_format);
     tcase_add_test(tc, replay_reproduces_a_shared_file_mapping_from_every_format);
+    tcase_add_test(tc, replay_reproduces_execve_from_every_format);
     tc = tu_tcase(s, "damage", 120);
     tcase_add_test(tc, replay_names_what_is_damaged);
     tcase_add_test(tc, replay_rejects_bad_usage);

@@ -1165,6 +1165,76 @@ START_TEST(run_matches_qemu_on_a_shared_file_mapping_between_threads)
 }
 END_TEST
 
+/* execve: execer runs itself twice more and then argenv, from a copy in
+ * a temporary directory. qemu-riscv64 cannot execute a riscv64 program
+ * from a riscv64 one on a host without binfmt_misc (ENOEXEC), so it is the
+ * reference for what comes before the first execve (the two failed calls'
+ * errors); what execve does (the same pid, the close-on-exec descriptor
+ * closed and the other kept, the caught signal back to its default,
+ * AT_EXECFN, the new program's arguments and environment, its exit
+ * status) is checked line by line against what Linux gives. From a
+ * process with two threads execve is refused (EINVAL, one warning). */
+START_TEST(run_replaces_the_program_with_execve)
+{
+    char *dir = tu_tmpdir();
+    char *exe = strdup(guest("execer")), *prog = strdup(tu_path(dir, "argenv"));
+    size_t n;
+    uint8_t *bin = tu_read_file(guest("argenv"), &n);
+    tu_write_file(prog, bin, n);
+    free(bin);
+    ck_assert_int_eq(chmod(prog, 0755), 0);
+    tu_output r, q;
+    tu_rnr(&r, (const char *[]){"run", "-n", "2", "--", exe, "2", prog, "a", "b", NULL});
+    const char *qa[] = {QEMU, exe, "2", prog, "a", "b", NULL};
+    run_env_stdin(&q, qa, NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    /* Up to the first execve that succeeds, qemu's lines (past the first,
+     * which has the host's pid). */
+    const char *q1 = strchr(q.out, '\n'), *r1 = strchr(r.out, '\n'), *q3 = q1;
+    for (int i = 0; i < 2 && q3; i++)
+        q3 = strchr(q3 + 1, '\n');
+    ck_assert_msg(q3 && r1 && strncmp(r1, q1, (size_t)(q3 - q1)) == 0 && strstr(q.out, "Permission denied"),
+                  "before execve:\n--- rnr\n%s--- qemu\n%s", r.out, q.out);
+    char want[4096];
+    snprintf(want, sizeof want,
+             "execer round 2: pid 1000, 5 arguments, execfn %s\n"
+             "  execve of a missing file: No such file or directory\n"
+             "  execve of /dev/null: Permission denied\n"
+             "execer round 1: pid 1000, 5 arguments, execfn %s\n"
+             "  descriptor 3 after execve: open; close-on-exec 4: Bad file descriptor\n"
+             "  SIGUSR1 action: default\n"
+             "  execve of a missing file: No such file or directory\n"
+             "  execve of /dev/null: Permission denied\n"
+             "execer round 0: pid 1000, 5 arguments, execfn %s\n"
+             "  descriptor 4 after execve: open; close-on-exec 5: Bad file descriptor\n"
+             "  SIGUSR1 action: default\n"
+             "argc 3\n"
+             "argv[1] 'a' (1)\n"
+             "argv[2] 'b' (1)\n",
+             exe, exe, exe);
+    ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0, "rnr printed:\n%s\nwanted first:\n%s", r.out,
+                  want);
+    ck_assert_msg(strstr(r.out, "getenv(RNRTEST_MISSING) NULL"), "%s", r.out);
+    ck_assert_msg(r.err_len == 0, "%s", r.err);
+    tu_output_free(&r);
+    tu_output_free(&q);
+    /* The last program's exit status is the run's. */
+    tu_rnr(&r, (const char *[]){"run", "--", exe, "1", NULL});
+    ck_assert_msg(r.status == 7 && strstr(r.out, "execer round 0"), "exit %d: %s", r.status, r.out);
+    tu_output_free(&r);
+    tu_rnr(&r, (const char *[]){"run", "--", exe, "threaded", NULL});
+    ck_assert_msg(r.status == 0 && strcmp(r.out, "execve with two threads: Invalid argument\n") == 0,
+                  "exit %d: %s", r.status, r.out);
+    ck_assert_msg(strstr(r.err, "execve from a process with 2 live threads") && tu_count_lines(r.err) == 1,
+                  "%s", r.err);
+    tu_output_free(&r);
+    free(exe);
+    free(prog);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* shm_open and sem_open between threads need the guest's /dev/shm, which
  * --private-tmp gives: the counter kept under the named semaphore loses
  * no update, a second sem_open gives the same semaphore, the object reads
@@ -1331,5 +1401,6 @@ TU_SUITE(run)
     tcase_add_test(tc, run_private_tmp_is_a_scratch_directory_of_the_guests_own);
     tcase_add_test(tc, run_matches_qemu_on_a_shared_file_mapping_between_threads);
     tcase_add_test(tc, run_gives_shm_open_and_sem_open_a_private_dev_shm);
+    tcase_add_test(tc, run_replaces_the_program_with_execve);
     return s;
 }

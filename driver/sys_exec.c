@@ -1,0 +1,290 @@
+/* driver/sys_exec.c: execve: the process replaces its program.
+ *
+ * Recording and run: the checks Linux makes before the point of no return
+ * (the path names an executable regular file, the arguments are readable,
+ * the file is a static riscv64 program rnr loads), then the old address
+ * space goes (shared file mappings written back first, as at munmap), the
+ * new image and its initial stack come in as at the start
+ * (proc_exec_image), close-on-exec descriptors close, caught signals go
+ * back to their default action, and the thread goes on at the new entry
+ * point with every register zero but sp. The recording lists every image
+ * a successful execve loaded, in order, with its SHA-256 (drv_proc_exec),
+ * and logs the new stack's 16 AT_RANDOM bytes as the call's memory record.
+ *
+ * Replay: a successful execve is executed again on the next image of that
+ * list (drv_config.exec_images, the file checked against its hash): the
+ * same image, arguments and environment give the same address space and
+ * stack, and the logged bytes put back the random ones.
+ *
+ * Not supported (docs/driver.md): execve from a process with more than
+ * one live thread (EINVAL and a warning: Linux would end the others), a
+ * program that is not a static riscv64 ELF executable (ENOEXEC), and
+ * execveat. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver/internal.h"
+#include "formats/digest.h"
+
+#define EXEC_ARGS_MAX 65536u        /* arguments or environment strings (E2BIG past it) */
+#define EXEC_BYTES_MAX (2u << 20)   /* bytes of them together (E2BIG past it) */
+
+static void free_strings(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The NULL-terminated array of strings at ADDR in guest memory; *BYTES
+ * grows by their lengths. 0, or -errno. */
+static int64_t read_strings(drv_proc *p, uint64_t addr, char ***out, size_t *n, size_t *bytes)
+{
+    *out = NULL;
+    *n = 0;
+    if (!addr)
+        return 0;
+    size_t cap = 0;
+    char buf[PATH_MAX * 4];
+    for (;;) {
+        uint64_t ptr;
+        uint8_t b[8];
+        int64_t rc = guest_read(p, addr + 8 * *n, b, 8);
+        if (rc < 0)
+            goto fail_rc;
+        ptr = le64_get(b);
+        if (!ptr)
+            return 0;
+        if (*n == EXEC_ARGS_MAX) {
+            rc = -LX_E2BIG;
+            goto fail_rc;
+        }
+        int64_t len = guest_read_str(p, ptr, buf, sizeof buf);
+        if (len < 0) {
+            rc = len == -LX_ENAMETOOLONG ? -LX_E2BIG : len;
+            goto fail_rc;
+        }
+        *bytes += (size_t)len + 1;
+        if (*bytes > EXEC_BYTES_MAX) {
+            rc = -LX_E2BIG;
+            goto fail_rc;
+        }
+        if (*n + 1 >= cap) {
+            cap = cap ? 2 * cap : 16;
+            char **v = realloc(*out, cap * sizeof *v);
+            if (!v) {
+                rc = -LX_ENOMEM;
+                goto fail_rc;
+            }
+            *out = v;
+        }
+        (*out)[*n] = strdup(buf);
+        if (!(*out)[*n]) {
+            rc = -LX_ENOMEM;
+            goto fail_rc;
+        }
+        ++*n;
+        continue;
+fail_rc:
+        free_strings(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return rc;
+    }
+}
+
+/* The thread's state an exec resets (the registers are the image's). */
+static void exec_resets(drv_proc *p, thread *t)
+{
+    for (int sig = 1; sig <= LX_NSIG; sig++) {
+        sigaction_state *s = &p->sigactions[sig];
+        if (s->handler != LX_SIG_IGN)
+            s->handler = LX_SIG_DFL;
+        s->flags = 0;
+        s->mask = 0;
+    }
+    p->sigtramp = 0;   /* its page went with the address space */
+    t->altstack_sp = t->altstack_size = 0;
+    t->altstack_flags = LX_SS_DISABLE;
+    t->clear_child_tid = 0;
+    t->robust_list = 0;
+    for (int fd = 0; fd < FD_MAX; fd++) {
+        file_obj *f = p->fds[fd].file;
+        if (f && p->fds[fd].cloexec) {
+            p->fds[fd].file = NULL;
+            locks_closing(p, f);
+            files_unref(p, f);
+        }
+    }
+}
+
+/* Replaces the program with the one at HOST_PATH (the guest named it
+ * GUEST_PATH): 0 with *CTX the new registers, or -errno before anything
+ * changed; past the point of no return a failure ends the process. */
+static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char *guest_path,
+                       char **argv, size_t argc, char **envp, size_t envc, rru_ctx *ctx)
+{
+    char err[512];
+    loader_image img;
+    if (loader_open(host_path, &img, err, sizeof err) < 0)
+        return -LX_ENOEXEC;
+    rru_ctx fresh;
+    if (proc_exec_image(p, &img, host_path, guest_path, (const char *const *)argv, argc,
+                        (const char *const *)envp, envc, &fresh, err, sizeof err) < 0) {
+        proc_fail(p, "execve of %s: %s", host_path, err);
+        return SC_GONE;
+    }
+    exec_resets(p, t);
+    const char *slash = strrchr(guest_path, '/');
+    snprintf(t->name, sizeof t->name, "%s", slash ? slash + 1 : guest_path);
+    /* The thread's retired-instruction count goes on (the logs key checks
+     * and store-conditionals by it): every other register starts afresh. */
+    fresh.instret = ctx->instret;
+    *ctx = fresh;
+    return 0;
+}
+
+/* The arguments of execve (path a[0], argv a[1], envp a[2]); 0 or -errno. */
+static int64_t exec_args(drv_proc *p, const uint64_t a[6], char *path, size_t pathlen, char ***argv,
+                         size_t *argc, char ***envp, size_t *envc)
+{
+    int64_t n = guest_read_str(p, a[0], path, pathlen);
+    if (n < 0)
+        return n;
+    if (n == 0)
+        return -LX_ENOENT;
+    size_t bytes = 0;
+    int64_t rc = read_strings(p, a[1], argv, argc, &bytes);
+    if (rc < 0)
+        return rc;
+    rc = read_strings(p, a[2], envp, envc, &bytes);
+    if (rc < 0) {
+        free_strings(*argv, *argc);
+        return rc;
+    }
+    return 0;
+}
+
+static int add_exec(drv_proc *p, const char *abs, const uint8_t sha[32])
+{
+    if (p->nexecs == p->cap_execs) {
+        size_t cap = p->cap_execs ? 2 * p->cap_execs : 4;
+        drv_exec_image *v = realloc(p->execs, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->execs = v;
+        p->cap_execs = cap;
+    }
+    drv_exec_image *e = &p->execs[p->nexecs];
+    e->path = strdup(abs);
+    if (!e->path)
+        return -1;
+    rnr_hex(sha, 32, e->sha256);
+    p->nexecs++;
+    return 0;
+}
+
+int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    char path[PATH_MAX];
+    char **argv = NULL, **envp = NULL;
+    size_t argc = 0, envc = 0;
+    int64_t rc = exec_args(p, a, path, sizeof path, &argv, &argc, &envp, &envc);
+    if (rc < 0)
+        return rc;
+    char host[PATH_MAX], abs[PATH_MAX];
+    snprintf(host, sizeof host, "%s", path);
+    struct stat st;
+    uint8_t sha[32];
+    char err[256];
+    if ((rc = files_map_tmp(p, host, sizeof host)) < 0)
+        goto out;
+    if (access(host, X_OK) != 0) {
+        rc = -(int64_t)errno;
+        goto out;
+    }
+    if (stat(host, &st) != 0 || !S_ISREG(st.st_mode) || !realpath(host, abs)) {
+        rc = -LX_EACCES;
+        goto out;
+    }
+    if (p->live > 1) {
+        proc_warn_once(p, WARN_EXEC_THREADS, "execve from a process with %zu live threads refused "
+                       "(EINVAL): rnr replaces the program of a single-threaded process only", p->live);
+        rc = -LX_EINVAL;
+        goto out;
+    }
+    if (p->in && rnr_sha256_file(abs, sha, err, sizeof err) < 0) {
+        rc = -LX_EACCES;
+        goto out;
+    }
+    rru_ctx *ctx = sched_ctx(p, t);
+    rc = do_exec(p, t, abs, path, argv, argc, envp, envc, ctx);
+    if (rc == 0 && p->in) {
+        if (add_exec(p, abs, sha) < 0) {
+            proc_fail(p, "recording: out of memory");
+            rc = SC_GONE;
+            goto out;
+        }
+        inlog_pending_add(&t->log, p->random_addr, p->random_bytes, 16);
+    }
+out:
+    free_strings(argv, argc);
+    free_strings(envp, envc);
+    return rc;
+}
+
+int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], char *msg,
+                    size_t msglen)
+{
+    if (p->nexecs >= p->cfg.n_exec_images) {
+        snprintf(msg, msglen, "thread %u: execve number %zu succeeded in the recording, whose manifest "
+                 "lists %zu program%s it executed (a stream's follower gets the list only at the end: "
+                 "it cannot replay execve)", t->tid, p->nexecs + 1, p->cfg.n_exec_images,
+                 p->cfg.n_exec_images == 1 ? "" : "s");
+        return -1;
+    }
+    const drv_exec_image *e = &p->cfg.exec_images[p->nexecs];
+    uint8_t sha[32];
+    char hex[RNR_SHA256_HEX], err[256];
+    if (rnr_sha256_file(e->path, sha, err, sizeof err) < 0) {
+        snprintf(msg, msglen, "thread %u executes %s (execve), which the replay cannot read: %s",
+                 t->tid, e->path, err);
+        return -1;
+    }
+    rnr_hex(sha, 32, hex);
+    if (strcmp(hex, e->sha256) != 0) {
+        snprintf(msg, msglen, "thread %u executes %s (execve), which is not the recorded file "
+                 "(SHA-256 %s, recorded %s)", t->tid, e->path, hex, e->sha256);
+        return -1;
+    }
+    char path[PATH_MAX];
+    char **argv = NULL, **envp = NULL;
+    size_t argc = 0, envc = 0;
+    if (exec_args(p, a, path, sizeof path, &argv, &argc, &envp, &envc) < 0) {
+        snprintf(msg, msglen, "thread %u: the arguments of its execve are not readable in the replay",
+                 t->tid);
+        return -1;
+    }
+    int64_t rc = do_exec(p, t, e->path, path, argv, argc, envp, envc, ctx);
+    free_strings(argv, argc);
+    free_strings(envp, envc);
+    if (rc < 0) {
+        snprintf(msg, msglen, "thread %u: execve of %s fails in the replay (%s)", t->tid, e->path,
+                 p->message ? p->message : "not a program rnr loads");
+        return -1;
+    }
+    p->nexecs++;
+    return 0;
+}
+
+size_t drv_proc_execs(const drv_proc *p) { return p->nexecs; }
+
+const drv_exec_image *drv_proc_exec(const drv_proc *p, size_t i)
+{
+    return p->execs && i < p->nexecs ? &p->execs[i] : NULL;
+}

@@ -1,0 +1,108 @@
+/* workloads/execer.c: a process that replaces its program with execve.
+ * Usage: execer N [PROGRAM ARG...]
+ * Prints its round, pid and arguments, then:
+ *   - N > 0: tries execve on a missing file and on a file that is not a
+ *     program (prints the errors), opens /dev/null twice (one descriptor
+ *     close-on-exec), catches SIGUSR1, fills some heap, and executes
+ *     itself (argv[0]) with N - 1 and the descriptors' numbers in its
+ *     environment;
+ *   - N = 0: shows what survived the last execve (the descriptors: one
+ *     open, the close-on-exec one closed; SIGUSR1's action back to the
+ *     default; AT_EXECFN), then executes PROGRAM with its ARGs if given,
+ *     or exits with status 7.
+ * Usage: execer threaded
+ * Starts a thread, then calls execve on itself from the main thread and
+ * prints the error (rnr replaces the program of a single-threaded
+ * process only: EINVAL, where Linux would end the thread). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+static void on_usr1(int sig) { (void)sig; }
+
+static int ready[2];
+
+static void *idle_thread(void *arg)
+{
+    (void)arg;
+    char c;
+    while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: execer N [PROGRAM ARG...]\n");
+        return 2;
+    }
+    if (strcmp(argv[1], "threaded") == 0) {
+        pthread_t th;
+        if (pipe(ready) != 0 || pthread_create(&th, NULL, idle_thread, NULL) != 0)
+            return 1;
+        char *args[] = {argv[0], "0", NULL};
+        execve(argv[0], args, envp);
+        printf("execve with two threads: %s\n", strerror(errno));
+        if (write(ready[1], "x", 1) != 1)
+            return 1;
+        pthread_join(th, NULL);
+        return 0;
+    }
+    int n = atoi(argv[1]);
+    printf("execer round %d: pid %d, %d arguments, execfn %s\n", n, (int)getpid(), argc,
+           (const char *)getauxval(AT_EXECFN));
+    const char *keep = getenv("EXECER_KEEP"), *gone = getenv("EXECER_GONE");
+    if (keep && gone) {
+        int k = atoi(keep), g = atoi(gone);
+        printf("  descriptor %d after execve: %s; close-on-exec %d: %s\n", k,
+               fcntl(k, F_GETFD) >= 0 ? "open" : strerror(errno), g,
+               fcntl(g, F_GETFD) >= 0 ? "open" : strerror(errno));
+        struct sigaction sa;
+        sigaction(SIGUSR1, NULL, &sa);
+        printf("  SIGUSR1 action: %s\n", sa.sa_handler == SIG_DFL ? "default" : "still caught");
+    }
+    fflush(stdout);
+    if (n > 0) {
+        char *none[] = {"nothing", NULL};
+        execve("/nonexistent/program", none, envp);
+        printf("  execve of a missing file: %s\n", strerror(errno));
+        execve("/dev/null", none, envp);
+        printf("  execve of /dev/null: %s\n", strerror(errno));
+        int k = open("/dev/null", O_RDONLY), g = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
+        char *heap = malloc(1 << 20);
+        memset(heap, n, 1 << 20);
+        char round[16], ke[32], ge[32];
+        snprintf(round, sizeof round, "%d", n - 1);
+        snprintf(ke, sizeof ke, "EXECER_KEEP=%d", k);
+        snprintf(ge, sizeof ge, "EXECER_GONE=%d", g);
+        char **args = calloc((size_t)argc + 1, sizeof *args);
+        args[0] = argv[0];
+        args[1] = round;
+        for (int i = 2; i < argc; i++)
+            args[i] = argv[i];
+        char *env[] = {ke, ge, NULL};
+        fflush(stdout);
+        execve(argv[0], args, env);
+        printf("  execve of itself: %s\n", strerror(errno));
+        return 1;
+    }
+    if (argc > 2) {
+        char *env[] = {"FROM=execer", NULL};
+        execve(argv[2], argv + 2, env);
+        printf("  execve of %s: %s\n", argv[2], strerror(errno));
+        return 1;
+    }
+    return 7;
+}
