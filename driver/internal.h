@@ -283,6 +283,9 @@ void sched_restart(drv_proc *p, thread *t, uint64_t when);
 void sched_wake(drv_proc *p, thread *t, int64_t result, uint64_t when);
 /* Thread T ends (its core, if any, is freed). */
 void sched_exit_thread(drv_proc *p, thread *t);
+/* T (not the caller) ends where it stands, in whatever state: execve ends
+ * the caller's other threads. */
+void sched_kill_thread(drv_proc *p, thread *t);
 /* A thread was set DEAD (record: sched_exit_thread; replay: its exit): one
  * live thread less, and the alive list compacted now and then. */
 void sched_thread_died(drv_proc *p);

@@ -226,6 +226,31 @@ void sched_exit_thread(drv_proc *p, thread *t)
     sched_thread_died(p);
 }
 
+void sched_kill_thread(drv_proc *p, thread *t)
+{
+    if (t->state == THR_RUNNABLE) {
+        /* Out of the run queue. */
+        if (t->prev)
+            t->prev->next = t->next;
+        else
+            p->runq_head = t->next;
+        if (t->next)
+            t->next->prev = t->prev;
+        else
+            p->runq_tail = t->prev;
+        t->next = t->prev = NULL;
+        t->state = THR_DEAD;
+        sched_thread_died(p);
+        return;
+    }
+    /* Running (its core's chunk ends, the core takes the next runnable
+     * thread) or blocked (a futex waiter leaves its queue; the others wait
+     * on no list: their wakers look for blocked threads). */
+    sched_exit_thread(p, t);
+    t->wait = WAIT_NONE;
+    t->deadline = UINT64_MAX;
+}
+
 void sched_thread_died(drv_proc *p)
 {
     p->live--;

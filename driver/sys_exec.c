@@ -2,9 +2,10 @@
  *
  * Recording and run: the checks Linux makes before the point of no return
  * (the path names an executable regular file, the arguments are readable,
- * the file is a static riscv64 program rnr loads), then the old address
- * space goes (shared file mappings written back first, as at munmap), the
- * new image and its initial stack come in as at the start
+ * the file is a static riscv64 program rnr loads), then the caller's
+ * other threads end (end_other_threads), the old address space goes
+ * (shared file mappings written back first, as at munmap), the new image
+ * and its initial stack come in as at the start
  * (proc_exec_image), close-on-exec descriptors close, caught signals go
  * back to their default action, and the thread goes on at the new entry
  * point with every register zero but sp. The recording lists every image
@@ -16,10 +17,10 @@
  * same image, arguments and environment give the same address space and
  * stack, and the logged bytes put back the random ones.
  *
- * Not supported (docs/driver.md): execve from a process with more than
- * one live thread (EINVAL and a warning: Linux would end the others), a
- * program that is not a static riscv64 ELF executable (ENOEXEC), and
- * execveat. */
+ * Not supported (docs/driver.md): execve from a thread other than the
+ * process's first (EINVAL and a warning: Linux gives it the first
+ * thread's id), a program that is not a static riscv64 ELF executable
+ * (ENOEXEC), and execveat. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -123,16 +124,42 @@ static void exec_resets(drv_proc *p, thread *t)
     }
 }
 
+/* The caller's other threads end, as Linux ends them at an execve.
+ * Recording and run: through the scheduler (a running one's chunk ends
+ * there, as at an exit; the execve serializes every core at its entry, so
+ * nothing of theirs runs after it); the runnable ones first, so that a
+ * core freed takes no thread that is about to end. Replay: they are
+ * marked ended (no chunk of theirs follows the execve in the log). */
+static void end_other_threads(drv_proc *p, thread *t, int replay)
+{
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < p->nalive; i++) {
+            thread *o = p->alive[i];
+            if (o == t || o->state == THR_DEAD)
+                continue;
+            if (replay) {
+                o->state = THR_DEAD;
+                sched_thread_died(p);
+                continue;
+            }
+            thr_state want = pass == 0 ? THR_RUNNABLE : pass == 1 ? THR_BLOCKED : THR_RUNNING;
+            if (o->state == want)
+                sched_kill_thread(p, o);
+        }
+    }
+}
+
 /* Replaces the program with the one at HOST_PATH (the guest named it
  * GUEST_PATH): 0 with *CTX the new registers, or -errno before anything
  * changed; past the point of no return a failure ends the process. */
 static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char *guest_path,
-                       char **argv, size_t argc, char **envp, size_t envc, rru_ctx *ctx)
+                       char **argv, size_t argc, char **envp, size_t envc, rru_ctx *ctx, int replay)
 {
     char err[512];
     loader_image img;
     if (loader_open(host_path, &img, err, sizeof err) < 0)
         return -LX_ENOEXEC;
+    end_other_threads(p, t, replay);
     rru_ctx fresh;
     if (proc_exec_image(p, &img, host_path, guest_path, (const char *const *)argv, argc,
                         (const char *const *)envp, envc, &fresh, err, sizeof err) < 0) {
@@ -212,9 +239,11 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
         rc = -LX_EACCES;
         goto out;
     }
-    if (p->live > 1) {
-        proc_warn_once(p, WARN_EXEC_THREADS, "execve from a process with %zu live threads refused "
-                       "(EINVAL): rnr replaces the program of a single-threaded process only", p->live);
+    if (t->tid != p->pid) {
+        /* Linux gives the caller the leader's thread id; rnr keys every
+         * record by thread id and cannot. */
+        proc_warn_once(p, WARN_EXEC_THREADS, "execve from thread %u, not the process's first thread "
+                       "(%u), refused (EINVAL): rnr cannot give it the first thread's id", t->tid, p->pid);
         rc = -LX_EINVAL;
         goto out;
     }
@@ -223,7 +252,7 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
         goto out;
     }
     rru_ctx *ctx = sched_ctx(p, t);
-    rc = do_exec(p, t, abs, path, argv, argc, envp, envc, ctx);
+    rc = do_exec(p, t, abs, path, argv, argc, envp, envc, ctx, 0);
     if (rc == 0 && p->in) {
         if (add_exec(p, abs, sha) < 0) {
             proc_fail(p, "recording: out of memory");
@@ -270,7 +299,7 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], c
                  t->tid);
         return -1;
     }
-    int64_t rc = do_exec(p, t, e->path, path, argv, argc, envp, envc, ctx);
+    int64_t rc = do_exec(p, t, e->path, path, argv, argc, envp, envc, ctx, 1);
     free_strings(argv, argc);
     free_strings(envp, envc);
     if (rc < 0) {

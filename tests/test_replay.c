@@ -590,7 +590,8 @@ END_TEST
 /* execve: execer executes itself twice, then a copy of argenv. The
  * recording lists the three images with their hashes; every format
  * replays the three programs exactly, also with checks at every chunk end
- * (the registers the new image starts with). A copy changed or gone
+ * (the registers the new image starts with), and so an execve that ends
+ * the caller's other threads. A copy changed or gone
  * since the recording is refused before anything runs (exit 2, naming
  * it). */
 START_TEST(replay_reproduces_execve_from_every_format)
@@ -619,6 +620,22 @@ START_TEST(replay_reproduces_execve_from_every_format)
         free(v);
         for (int f = 0; f < 4; f++)
             replay_ok(dir, formats[f], (f + c) % 2 ? "2" : "1", &rec, "execer");
+        tu_output_free(&rec);
+        free(dir);
+    }
+    /* The caller's other threads end at the execve (one blocked, one
+     * running on another core): every format, checks at every chunk end. */
+    for (int s = 1; s <= 2; s++) {
+        char name[32], seed[8];
+        snprintf(name, sizeof name, "threaded%d", s);
+        snprintf(seed, sizeof seed, "%d", s);
+        workload w = {"execer", {"threaded", NULL}};
+        tu_output rec;
+        char *dir = record(tmp, name, &w, (const char *[]){"-n", "4", "--seed", seed, "--check-every", "chunk",
+                                                           NULL}, &rec);
+        ck_assert_msg(rec.status == 7 && strstr(rec.out, "execer round 0"), "%d %s", rec.status, rec.out);
+        for (int f = 0; f < 4; f++)
+            replay_ok(dir, formats[f], (f + s) % 2 ? "2" : "1", &rec, "execer threaded");
         tu_output_free(&rec);
         free(dir);
     }

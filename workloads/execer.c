@@ -11,9 +11,11 @@
  *     default; AT_EXECFN), then executes PROGRAM with its ARGs if given,
  *     or exits with status 7.
  * Usage: execer threaded
- * Starts a thread, then calls execve on itself from the main thread and
- * prints the error (rnr replaces the program of a single-threaded
- * process only: EINVAL, where Linux would end the thread). */
+ * Starts a thread blocked in read() and one spinning, then executes itself
+ * (round 0) from the main thread: the two threads end, as in Linux.
+ * Usage: execer fromthread
+ * A second thread calls execve and prints the error (rnr cannot give it
+ * the first thread's id, as Linux does: EINVAL). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,8 @@
 static void on_usr1(int sig) { (void)sig; }
 
 static int ready[2];
+static volatile unsigned long spins;
+static char *self;
 
 static void *idle_thread(void *arg)
 {
@@ -38,20 +42,44 @@ static void *idle_thread(void *arg)
     return NULL;
 }
 
+static void *spinning_thread(void *arg)
+{
+    (void)arg;
+    for (;;)
+        spins++;
+    return NULL;
+}
+
+static void *exec_thread(void *arg)
+{
+    char *args[] = {self, "0", NULL};
+    execve(self, args, (char **)arg);
+    printf("execve from a second thread: %s\n", strerror(errno));
+    return NULL;
+}
+
 int main(int argc, char **argv, char **envp)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: execer N [PROGRAM ARG...]\n");
         return 2;
     }
+    self = argv[0];
     if (strcmp(argv[1], "threaded") == 0) {
-        pthread_t th;
-        if (pipe(ready) != 0 || pthread_create(&th, NULL, idle_thread, NULL) != 0)
+        pthread_t th, sp;
+        if (pipe(ready) != 0 || pthread_create(&th, NULL, idle_thread, NULL) != 0 ||
+            pthread_create(&sp, NULL, spinning_thread, NULL) != 0)
             return 1;
+        while (spins < 1000)
+            ;
         char *args[] = {argv[0], "0", NULL};
         execve(argv[0], args, envp);
-        printf("execve with two threads: %s\n", strerror(errno));
-        if (write(ready[1], "x", 1) != 1)
+        printf("execve with three threads: %s\n", strerror(errno));
+        return 1;
+    }
+    if (strcmp(argv[1], "fromthread") == 0) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, exec_thread, envp) != 0)
             return 1;
         pthread_join(th, NULL);
         return 0;
