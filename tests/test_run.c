@@ -1228,7 +1228,8 @@ START_TEST(run_replaces_the_program_with_execve)
     static const char *const cores[] = {"1", "4"};
     for (int c = 0; c < 2; c++) {
         tu_rnr(&r, (const char *[]){"run", "-n", cores[c], "--", exe, "threaded", NULL});
-        snprintf(want, sizeof want, "execer round 0: pid 1000, 2 arguments, execfn %s\n", exe);
+        snprintf(want, sizeof want, "execer round 0: pid 1000, 2 arguments, execfn %s\n"
+                 "  the old threads: gone\n", exe);
         ck_assert_msg(r.status == 7 && strcmp(r.out, want) == 0 && r.err_len == 0, "-n %s: exit %d: %s%s",
                       cores[c], r.status, r.out, r.err);
         tu_output_free(&r);

@@ -12,7 +12,8 @@
  *     or exits with status 7.
  * Usage: execer threaded
  * Starts a thread blocked in read() and one spinning, then executes itself
- * (round 0) from the main thread: the two threads end, as in Linux.
+ * (round 0) from the main thread: the two threads end, as in Linux (round
+ * 0 yields a while and says whether the spinner's counter moved).
  * Usage: execer fromthread
  * A second thread calls execve and prints the error (rnr cannot give it
  * the first thread's id, as Linux does: EINVAL). */
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +74,9 @@ int main(int argc, char **argv, char **envp)
             return 1;
         while (spins < 1000)
             ;
-        char *args[] = {argv[0], "0", NULL};
-        execve(argv[0], args, envp);
+        char *args[] = {argv[0], "0", NULL}, *env[] = {"EXECER_THREADED=1", NULL};
+        (void)envp;
+        execve(argv[0], args, env);
         printf("execve with three threads: %s\n", strerror(errno));
         return 1;
     }
@@ -125,6 +128,14 @@ int main(int argc, char **argv, char **envp)
         execve(argv[0], args, env);
         printf("  execve of itself: %s\n", strerror(errno));
         return 1;
+    }
+    if (getenv("EXECER_THREADED")) {
+        /* The spinning thread ran this same program: alive, it would go on
+         * counting in this image's copy of the counter. */
+        unsigned long before = spins;
+        for (int i = 0; i < 100; i++)
+            sched_yield();
+        printf("  the old threads: %s\n", spins == before ? "gone" : "still running");
     }
     if (argc > 2) {
         char *env[] = {"FROM=execer", NULL};
