@@ -626,7 +626,7 @@ START_TEST(replay_reproduces_execve_from_every_format)
     /* The caller's other threads end at the execve (one blocked, one
      * running on another core): every format, checks at every chunk end. */
     for (int s = 1; s <= 2; s++) {
-        char name[32], seed[8];
+        char name[32], seed[16];
         snprintf(name, sizeof name, "threaded%d", s);
         snprintf(seed, sizeof seed, "%d", s);
         workload w = {"execer", {"threaded", NULL}};
