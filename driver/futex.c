@@ -18,15 +18,7 @@ void futex_enqueue(drv_proc *p, thread *t)
 
 void futex_dequeue(drv_proc *p, thread *t)
 {
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        p->futex_head = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
-    else
-        p->futex_tail = t->prev;
-    t->next = t->prev = NULL;
+    thread_unlink(&p->futex_head, &p->futex_tail, t);
 }
 
 int futex_wake(drv_proc *p, uint64_t addr, int n, uint32_t bitset, uint64_t when)

@@ -80,6 +80,21 @@ struct thread {
     inlog_pending log;
 };
 
+/* Takes T out of the doubly linked list *HEAD .. *TAIL it is on (the run
+ * queue or the futex waiters). */
+static inline void thread_unlink(thread **head, thread **tail, thread *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        *head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        *tail = t->prev;
+    t->next = t->prev = NULL;
+}
+
 /* ---- files ---- */
 
 typedef enum file_kind {

@@ -229,16 +229,7 @@ void sched_exit_thread(drv_proc *p, thread *t)
 void sched_kill_thread(drv_proc *p, thread *t)
 {
     if (t->state == THR_RUNNABLE) {
-        /* Out of the run queue. */
-        if (t->prev)
-            t->prev->next = t->next;
-        else
-            p->runq_head = t->next;
-        if (t->next)
-            t->next->prev = t->prev;
-        else
-            p->runq_tail = t->prev;
-        t->next = t->prev = NULL;
+        thread_unlink(&p->runq_head, &p->runq_tail, t);
         t->state = THR_DEAD;
         sched_thread_died(p);
         return;

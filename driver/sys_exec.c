@@ -150,16 +150,29 @@ static void end_other_threads(drv_proc *p, thread *t, int replay)
 }
 
 /* Replaces the program with the one at HOST_PATH (the guest named it
- * GUEST_PATH): 0 with *CTX the new registers, or -errno before anything
- * changed; past the point of no return a failure ends the process. */
+ * GUEST_PATH): 0 with *CTX the new registers and SHA the SHA-256 (hex) of
+ * the file loaded; 1 if a replay's WANT (NULL: none) is not that hash, or
+ * -errno, before anything changed; past the point of no return a failure
+ * ends the process. The file is read once: hashed as loaded. */
 static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char *guest_path,
-                       char **argv, size_t argc, char **envp, size_t envc, rru_ctx *ctx, int replay)
+                       char **argv, size_t argc, char **envp, size_t envc, rru_ctx *ctx,
+                       const char *want, char sha[RNR_SHA256_HEX])
 {
     char err[512];
     loader_image img;
     if (loader_open(host_path, &img, err, sizeof err) < 0)
         return -LX_ENOEXEC;
-    end_other_threads(p, t, replay);
+    rnr_sha256 h;
+    uint8_t digest[32];
+    rnr_sha256_init(&h);
+    rnr_sha256_update(&h, img.file, img.file_size);
+    rnr_sha256_final(&h, digest);
+    rnr_hex(digest, 32, sha);
+    if (want && strcmp(sha, want) != 0) {
+        loader_free(&img);
+        return 1;
+    }
+    end_other_threads(p, t, want != NULL);
     rru_ctx fresh;
     if (proc_exec_image(p, &img, host_path, guest_path, (const char *const *)argv, argc,
                         (const char *const *)envp, envc, &fresh, err, sizeof err) < 0) {
@@ -197,7 +210,7 @@ static int64_t exec_args(drv_proc *p, const uint64_t a[6], char *path, size_t pa
     return 0;
 }
 
-static int add_exec(drv_proc *p, const char *abs, const uint8_t sha[32])
+static int add_exec(drv_proc *p, const char *abs, const char *sha)
 {
     if (p->nexecs == p->cap_execs) {
         size_t cap = p->cap_execs ? 2 * p->cap_execs : 4;
@@ -211,7 +224,7 @@ static int add_exec(drv_proc *p, const char *abs, const uint8_t sha[32])
     e->path = strdup(abs);
     if (!e->path)
         return -1;
-    rnr_hex(sha, 32, e->sha256);
+    memcpy(e->sha256, sha, RNR_SHA256_HEX);
     p->nexecs++;
     return 0;
 }
@@ -227,8 +240,7 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
     char host[PATH_MAX], abs[PATH_MAX];
     snprintf(host, sizeof host, "%s", path);
     struct stat st;
-    uint8_t sha[32];
-    char err[256];
+    char sha[RNR_SHA256_HEX];
     if ((rc = files_map_tmp(p, host, sizeof host)) < 0)
         goto out;
     if (access(host, X_OK) != 0) {
@@ -247,12 +259,8 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
         rc = -LX_EINVAL;
         goto out;
     }
-    if (p->in && rnr_sha256_file(abs, sha, err, sizeof err) < 0) {
-        rc = -LX_EACCES;
-        goto out;
-    }
     rru_ctx *ctx = sched_ctx(p, t);
-    rc = do_exec(p, t, abs, path, argv, argc, envp, envc, ctx, 0);
+    rc = do_exec(p, t, abs, path, argv, argc, envp, envc, ctx, NULL, sha);
     if (rc == 0 && p->in) {
         if (add_exec(p, abs, sha) < 0) {
             proc_fail(p, "recording: out of memory");
@@ -278,19 +286,7 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], c
         return -1;
     }
     const drv_exec_image *e = &p->cfg.exec_images[p->nexecs];
-    uint8_t sha[32];
-    char hex[RNR_SHA256_HEX], err[256];
-    if (rnr_sha256_file(e->path, sha, err, sizeof err) < 0) {
-        snprintf(msg, msglen, "thread %u executes %s (execve), which the replay cannot read: %s",
-                 t->tid, e->path, err);
-        return -1;
-    }
-    rnr_hex(sha, 32, hex);
-    if (strcmp(hex, e->sha256) != 0) {
-        snprintf(msg, msglen, "thread %u executes %s (execve), which is not the recorded file "
-                 "(SHA-256 %s, recorded %s)", t->tid, e->path, hex, e->sha256);
-        return -1;
-    }
+    char hex[RNR_SHA256_HEX];
     char path[PATH_MAX];
     char **argv = NULL, **envp = NULL;
     size_t argc = 0, envc = 0;
@@ -299,9 +295,14 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], c
                  t->tid);
         return -1;
     }
-    int64_t rc = do_exec(p, t, e->path, path, argv, argc, envp, envc, ctx, 1);
+    int64_t rc = do_exec(p, t, e->path, path, argv, argc, envp, envc, ctx, e->sha256, hex);
     free_strings(argv, argc);
     free_strings(envp, envc);
+    if (rc == 1) {
+        snprintf(msg, msglen, "thread %u executes %s (execve), which is not the recorded file "
+                 "(SHA-256 %s, recorded %s)", t->tid, e->path, hex, e->sha256);
+        return -1;
+    }
     if (rc < 0) {
         snprintf(msg, msglen, "thread %u: execve of %s fails in the replay (%s)", t->tid, e->path,
                  p->message ? p->message : "not a program rnr loads");
