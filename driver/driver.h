@@ -79,6 +79,13 @@ typedef struct drv_config {
      * in order (the manifest's exec.N.*); each is checked by its hash. */
     const drv_exec_image *exec_images;
     size_t n_exec_images;
+    /* Recording: called after every successful execve, before the new
+     * program runs, with the SHA-256 (hex) and the bytes of the file it
+     * loaded (the recorder packs them into the bundle). Nonzero ends the
+     * run as a failure with ERR. NULL: nothing. */
+    int (*exec_loaded)(void *ctx, const char *sha256, const uint8_t *file, size_t size, char *err,
+                       size_t errlen);
+    void *exec_ctx;
     /* Recording: with `record` set, an RRU (configured by `rru`; its cpus
      * is set from the machine) sits on every core, the driver programs it
      * and drains its chunks, in log order, to `chunk` (a nonzero return

@@ -10,7 +10,8 @@
  * back to their default action, and the thread goes on at the new entry
  * point with every register zero but sp. The recording lists every image
  * a successful execve loaded, in order, with its SHA-256 (drv_proc_exec),
- * and logs the new stack's 16 AT_RANDOM bytes as the call's memory record.
+ * hands the file's bytes to the recorder (drv_config.exec_loaded, which
+ * packs them into the bundle), and logs the new stack's 16 AT_RANDOM bytes as the call's memory record.
  *
  * Replay: a successful execve is executed again on the next image of that
  * list (drv_config.exec_images, the file checked against its hash): the
@@ -268,6 +269,14 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
             goto out;
         }
         inlog_pending_add(&t->log, p->random_addr, p->random_bytes, 16);
+        char err[512];
+        if (p->cfg.exec_loaded &&
+            p->cfg.exec_loaded(p->cfg.exec_ctx, sha, p->img.file, p->img.file_size, err,
+                               sizeof err) != 0) {
+            proc_fail(p, "recording: %s", err);
+            rc = SC_GONE;
+            goto out;
+        }
     }
 out:
     free_strings(argv, argc);

@@ -410,13 +410,17 @@ static int wait_start(follower *f)
 }
 
 /* M's keys that describe the recording into the bundle's manifest (the
- * files, the status and the program's place are the follower's own). */
+ * files, the status and the program's place are the follower's own; the
+ * stream does not carry the programs execve loaded, which its bundle
+ * then names by path only). */
 static void copy_keys(rnr_manifest *to, const rnr_manifest *m)
 {
     for (size_t i = 0; i < rnr_manifest_count(m); i++) {
         const char *k = rnr_manifest_key(m, i);
+        size_t n = strlen(k);
         if (strcmp(k, "kind") == 0 || strcmp(k, "status") == 0 || strncmp(k, "file.", 5) == 0 ||
-            strcmp(k, "program.path") == 0)
+            strcmp(k, "program.path") == 0 ||
+            (strncmp(k, "exec.", 5) == 0 && n > 5 && strcmp(k + n - 5, ".file") == 0))
             continue;
         rnr_manifest_set(to, k, rnr_manifest_value(m, i));
     }

@@ -445,6 +445,103 @@ void rnr_bundle_discard(rnr_bundle *b, rnr_bundle_file f)
     b->written[f] = 0;
 }
 
+/* DIR/programs/HASH (or, with TMP, DIR/programs/.HASH.PID.part). */
+static int program_path(const char *dir, const char *sha_hex, int tmp, char *out, size_t len,
+                        char *err, size_t errlen)
+{
+    int n = tmp ? snprintf(out, len, "%s/" RNR_BUNDLE_PROGRAMS "/.%s.%ld.part", dir, sha_hex,
+                           (long)getpid())
+                : snprintf(out, len, "%s/" RNR_BUNDLE_PROGRAMS "/%s", dir, sha_hex);
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(err, errlen, "%.200s...: the bundle's path is too long", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 if SHA_HEX is the hash of the first program and the bundle holds it
+ * ("program"): a program that executes itself is not packed twice. */
+static int is_first_program(const rnr_bundle *b, const char *sha_hex)
+{
+    const char *packed = rnr_manifest_get(b->m, "program.packed");
+    const char *sha = rnr_manifest_get(b->m, "program.sha256");
+    return packed && sha && strcmp(packed, "program") == 0 && strcmp(sha, sha_hex) == 0;
+}
+
+void rnr_bundle_program_name(const rnr_bundle *b, const char *sha_hex, char *out, size_t len)
+{
+    if (is_first_program(b, sha_hex))
+        snprintf(out, len, "%s", file_names[RNR_BF_PROGRAM]);
+    else
+        snprintf(out, len, RNR_BUNDLE_PROGRAMS "/%s", sha_hex);
+}
+
+int rnr_bundle_put_program(rnr_bundle *b, const char *sha_hex, const void *data, size_t n,
+                           char *err, size_t errlen)
+{
+    char path[4096], tmp[4096];
+    if (!valid(T_HEX, sha_hex)) {
+        snprintf(err, errlen, "%s: a program's hash '%.80s' is not 64 lower-case hex digits",
+                 b->dir, sha_hex);
+        return -1;
+    }
+    if (program_path(b->dir, sha_hex, 0, path, sizeof path, err, errlen) < 0 ||
+        program_path(b->dir, sha_hex, 1, tmp, sizeof tmp, err, errlen) < 0)
+        return -1;
+    if (is_first_program(b, sha_hex) || access(path, F_OK) == 0)
+        return 0;
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    *slash = '/';
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    if (rnr_write_full(fd, data, n) < 0 || fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int rnr_bundle_check_program(const rnr_bundle *b, const char *sha_hex, char *path, size_t len,
+                             char *err, size_t errlen)
+{
+    if (is_first_program(b, sha_hex))
+        return rnr_bundle_check_file(b, RNR_BF_PROGRAM, path, len, err, errlen);
+    if (program_path(b->dir, sha_hex, 0, path, len, err, errlen) < 0)
+        return -1;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: %s (a program the recording executed with execve, packed in "
+                 "the bundle)", path, strerror(errno));
+        return -1;
+    }
+    uint8_t d[RNR_SHA256_SIZE];
+    char hex[RNR_SHA256_HEX];
+    if (rnr_sha256_file(path, d, err, errlen) < 0)
+        return -1;
+    rnr_hex(d, sizeof d, hex);
+    if (strcmp(hex, sha_hex) != 0) {
+        snprintf(err, errlen, "%s: not the recorded program: its SHA-256 is %s, not the hash "
+                 "that names it", path, hex);
+        return -1;
+    }
+    return 0;
+}
+
 /* Size and SHA-256 (hex) of PATH; 0 or -1 with err. */
 static int file_digest(const char *path, uint64_t *size, char hex[RNR_SHA256_HEX], char *err,
                        size_t errlen)
@@ -589,6 +686,17 @@ static int check_schema(rnr_bundle *b, char *err, size_t errlen)
         if (check_family(b, "exec", "path", execs, T_TEXT, err, errlen) < 0 ||
             check_family(b, "exec", "sha256", execs, T_HEX, err, errlen) < 0)
             return -1;
+        /* A packed one names its file: programs/HASH, or the first
+         * program's when it is the same. */
+        for (uint64_t i = 0; i < execs; i++) {
+            char kf[64], ks[64], want[sizeof RNR_BUNDLE_PROGRAMS + RNR_SHA256_HEX];
+            snprintf(kf, sizeof kf, "exec.%" PRIu64 ".file", i);
+            snprintf(ks, sizeof ks, "exec.%" PRIu64 ".sha256", i);
+            const char *v = rnr_manifest_get(m, kf);
+            rnr_bundle_program_name(b, rnr_bundle_str(b, ks), want, sizeof want);
+            if (v && strcmp(v, want) != 0)
+                BAD("%s: '%s' is '%.80s', not '%s' (its SHA-256)", b->manifest_path, kf, v, want);
+        }
         argc = rnr_bundle_u64(b, "argc");
         envc = rnr_bundle_u64(b, "envc");
         allow = rnr_bundle_u64(b, "allow-write");
@@ -645,7 +753,8 @@ static int check_schema(rnr_bundle *b, char *err, size_t errlen)
         if (!known && b->kind == K_REC && family_key(k, "thread", &idx, &sfx))
             known = idx < threads && (strcmp(sfx, "tid") == 0 || strcmp(sfx, "instructions") == 0);
         if (!known && b->kind == K_REC && family_key(k, "exec", &idx, &sfx))
-            known = idx < execs && (strcmp(sfx, "path") == 0 || strcmp(sfx, "sha256") == 0);
+            known = idx < execs && (strcmp(sfx, "path") == 0 || strcmp(sfx, "sha256") == 0 ||
+                                    strcmp(sfx, "file") == 0);
         for (int f = 0; f < RNR_BF_COUNT && !known; f++) {
             char kb[128], ks[128];
             file_key(kb, sizeof kb, f, "bytes");

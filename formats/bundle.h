@@ -99,6 +99,19 @@ int rnr_bundle_written(const rnr_bundle *b, rnr_bundle_file f);
  * committed it yet, else DIR/NAME. 0, or -1 with err if it does not fit. */
 int rnr_bundle_current_path(const rnr_bundle *b, rnr_bundle_file f, char *out, size_t len,
                             char *err, size_t errlen);
+#define RNR_BUNDLE_PROGRAMS "programs"
+/* Programs an execve loaded are packed by content: DIR/programs/HASH,
+ * HASH the SHA-256 (64 lowercase hex digits) of the file's bytes, which
+ * the manifest's exec.N.file names ("programs/HASH"), or the bundle's
+ * "program" when that is the same file (packed, same hash). Writes N
+ * bytes DATA there (a temporary file, fsynced and renamed into place;
+ * nothing if the file is there already: the same program again). 0, or
+ * -1 with err. */
+int rnr_bundle_put_program(rnr_bundle *b, const char *sha_hex, const void *data, size_t n,
+                           char *err, size_t errlen);
+/* The name exec.N.file gives the packed program with SHA_HEX, into OUT
+ * (at least sizeof RNR_BUNDLE_PROGRAMS + RNR_SHA256_HEX bytes). */
+void rnr_bundle_program_name(const rnr_bundle *b, const char *sha_hex, char *out, size_t len);
 /* Removes F's temporary file, if any. */
 void rnr_bundle_discard(rnr_bundle *b, rnr_bundle_file f);
 /* Writes the manifest atomically with STATUS ("complete", "interrupted:
@@ -140,6 +153,11 @@ int rnr_bundle_check_file(const rnr_bundle *b, rnr_bundle_file f, char *path, si
  * packed): size and digest of PATH against F's keys. */
 int rnr_bundle_check_copy(const rnr_bundle *b, rnr_bundle_file f, const char *path, char *err,
                           size_t errlen);
+/* The path of the packed program with SHA-256 SHA_HEX (DIR/programs/HASH,
+ * or DIR/program) into PATH, after checking that its bytes have that hash. 0, or -1 with
+ * err naming the file (missing, or not the recorded program). */
+int rnr_bundle_check_program(const rnr_bundle *b, const char *sha_hex, char *path, size_t len,
+                             char *err, size_t errlen);
 /* The manifest's u64 KEY, which the schema checked: aborts if absent. */
 uint64_t rnr_bundle_u64(const rnr_bundle *b, const char *key);
 /* The manifest's string KEY, which the schema checked: aborts if absent. */

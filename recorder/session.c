@@ -118,6 +118,17 @@ static void on_output(void *ctx, int fd, const uint8_t *data, size_t n)
         rec_stream_send(r->online, fd == 1 ? RNR_ST_STDOUT : RNR_ST_STDERR, data, n);
 }
 
+/* An execve loaded a program: packed into the bundle by its hash, unless
+ * --no-pack (the replay then finds it by path). */
+static int on_exec(void *ctx, const char *sha256, const uint8_t *file, size_t size, char *err,
+                   size_t errlen)
+{
+    recording *r = ctx;
+    if (!r->o.pack)
+        return 0;
+    return rnr_bundle_put_program(r->b, sha256, file, size, err, errlen);
+}
+
 static void on_output_begin(void *ctx)
 {
     recording *r = ctx;
@@ -452,6 +463,8 @@ recording *recording_open(const recording_options *o, const char *prog, const ch
     r->o.cfg.output_ctx = r;
     r->o.cfg.tick = on_tick;
     r->o.cfg.tick_ctx = r;
+    r->o.cfg.exec_loaded = on_exec;
+    r->o.cfg.exec_ctx = r;
     r->o.cfg.interrupt = &r->stop;
     r->p = drv_proc_new(&r->o.cfg, prog, argv, argc, envp, envc, err, errlen);
     if (!r->p)
@@ -572,8 +585,9 @@ static void results(recording *r, const drv_result *res, int exit_status)
         snprintf(key, sizeof key, "thread.%zu.instructions", t);
         rnr_manifest_set_u64(m, key, n);
     }
-    /* The programs execve loaded, which a replay loads again by path and
-     * checks by hash (docs/formats.md). */
+    /* The programs execve loaded, which a replay loads again from the
+     * bundle (packed: programs/HASH) or by path, checked by hash
+     * (docs/formats.md). */
     if (drv_proc_execs(r->p)) {
         rnr_manifest_set_u64(m, "exec.count", drv_proc_execs(r->p));
         for (size_t k = 0; k < drv_proc_execs(r->p); k++) {
@@ -583,6 +597,12 @@ static void results(recording *r, const drv_result *res, int exit_status)
             rnr_manifest_set(m, key, e->path);
             snprintf(key, sizeof key, "exec.%zu.sha256", k);
             rnr_manifest_set(m, key, e->sha256);
+            if (r->o.pack) {
+                char file[sizeof RNR_BUNDLE_PROGRAMS + RNR_SHA256_HEX];
+                rnr_bundle_program_name(r->b, e->sha256, file, sizeof file);
+                snprintf(key, sizeof key, "exec.%zu.file", k);
+                rnr_manifest_set(m, key, file);
+            }
         }
     }
     rnr_manifest_set_u64(m, "instructions", s.instructions);

@@ -314,7 +314,8 @@ static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char
     cfg.random_bytes = start->data;
     cfg.output = on_output;
     cfg.output_ctx = x;
-    /* The programs execve loaded: read again from their paths, by hash. */
+    /* The programs execve loaded: read again from the bundle or from their
+     * paths, by hash. */
     uint64_t nexecs = 0;
     if (rnr_manifest_get(m, "exec.count") && need_u64(m, "exec.count", &nexecs, err, errlen) < 0)
         return -1;
@@ -334,7 +335,20 @@ static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char
         }
         /* Checked now, so that a program gone or changed since is bad
          * input before anything runs (the replay checks it again when it
-         * loads it). */
+         * loads it). Packed ones are the bundle's programs/HASH. */
+        char kf[64], packed[4096];
+        snprintf(kf, sizeof kf, "exec.%zu.file", x->nexecs);
+        if (rnr_manifest_get(m, kf)) {
+            if (!x->b) {
+                snprintf(err, errlen, "'%s': a packed program, which a stream does not carry", kf);
+                return -1;
+            }
+            if (rnr_bundle_check_program(x->b, sha, packed, sizeof packed, err, errlen) < 0)
+                return -1;
+            x->execs[x->nexecs].path = strdup(packed);
+            memcpy(x->execs[x->nexecs].sha256, sha, 65);
+            continue;
+        }
         uint8_t got[32];
         char hex[RNR_SHA256_HEX];
         if (rnr_sha256_file(path, got, err, errlen) < 0) {

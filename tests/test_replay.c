@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "driver/driver.h"
+#include "formats/digest.h"
 #include "formats/log.h"
 #include "tests/testutil.h"
 
@@ -639,18 +640,80 @@ START_TEST(replay_reproduces_execve_from_every_format)
         tu_output_free(&rec);
         free(dir);
     }
-    /* The list is complete (the schema), the program as recorded, then
-     * changed, then gone. */
+    /* Packed: execer itself is the bundle's program, argenv's copy
+     * programs/HASH; the list is complete (the schema). */
     char *dir = strdup(tu_path(tmp, "rec0"));
+    char real[PATH_MAX], packed[PATH_MAX + 80];
+    uint8_t sha[32];
+    char hex[RNR_SHA256_HEX];
+    ck_assert(realpath(prog, real) != NULL);
+    rnr_sha256 h;
+    rnr_sha256_init(&h);
+    rnr_sha256_update(&h, bin, n);
+    rnr_sha256_final(&h, sha);
+    rnr_hex(sha, 32, hex);
+    for (int k = 0; k < 3; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "exec.%d.file", k);
+        char *v = tu_manifest_value(dir, key);
+        snprintf(packed, sizeof packed, "programs/%s", hex);
+        ck_assert_msg(v && strcmp(v, k < 2 ? "program" : packed) == 0, "%s: %s", key, v ? v : "(none)");
+        free(v);
+    }
+    snprintf(packed, sizeof packed, "%s/programs/%s", dir, hex);
+    char packed_path[sizeof packed];
+    snprintf(packed_path, sizeof packed_path, "%s", packed);
+    size_t pn;
+    uint8_t *pbin = tu_read_file(packed, &pn);
+    ck_assert_msg(pn == n && memcmp(pbin, bin, n) == 0, "%s is not argenv's copy", packed);
+    free(pbin);
     tu_output o;
     tu_bundle_resign(dir, "exec.count", "4");
     tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
     ck_assert_msg(o.status == 2 && strstr(o.err, "no 'exec.3.path'"), "%d %s", o.status, o.err);
     tu_output_free(&o);
     tu_bundle_resign(dir, "exec.count", "3");
+    tu_bundle_resign(dir, "exec.2.file", "programs/../stdout");
     tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
-    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
+    ck_assert_msg(o.status == 2 && strstr(o.err, "'exec.2.file'"), "%d %s", o.status, o.err);
     tu_output_free(&o);
+    snprintf(packed, sizeof packed, "programs/%s", hex);
+    tu_bundle_resign(dir, "exec.2.file", packed);
+    /* A packed recording needs no file outside it: the program changed,
+     * then gone, it replays exactly. A packed copy damaged is refused. */
+    tu_output rec = {0};
+    rec.out = (char *)tu_read_file(tu_path(dir, "stdout"), &rec.out_len);
+    bin[n / 2] ^= 1;
+    tu_write_file(prog, bin, n);
+    replay_ok(dir, "maxpar", "2", &rec, "execer, argenv changed");
+    ck_assert_int_eq(unlink(prog), 0);
+    replay_ok(dir, "stserial", "1", &rec, "execer, argenv gone");
+    tu_rnr(&o, (const char *[]){"info", dir, NULL});
+    ck_assert_msg(o.status == 0 && strstr(o.out, "(programs/") && strstr(o.out, "programs/") &&
+                  !strstr(o.out, "DIFFERS"), "%d %s %s", o.status, o.out, o.err);
+    tu_output_free(&o);
+    tu_write_file(packed_path, bin, n);
+    tu_rnr(&o, (const char *[]){"replay", dir, NULL});
+    ck_assert_msg(o.status == 2 && strstr(o.err, "not the recorded program") && strstr(o.err, packed_path),
+                  "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rnr(&o, (const char *[]){"info", dir, NULL});
+    ck_assert_msg(o.status == 1 && strstr(o.out, "DIFFERS from its digest") && strstr(o.err, packed_path),
+                  "%d %s %s", o.status, o.out, o.err);
+    tu_output_free(&o);
+    tu_output_free(&rec);
+    free(dir);
+    /* --no-pack: the replay finds it by path and checks it: as recorded,
+     * then changed, then gone. */
+    bin[n / 2] ^= 1;
+    tu_write_file(prog, bin, n);
+    ck_assert_int_eq(chmod(prog, 0755), 0);
+    workload w = {"execer", {"2", prog, "a", NULL}};
+    dir = record(tmp, "nopack", &w, (const char *[]){"-n", "2", "--no-pack", NULL}, &rec);
+    char *v = tu_manifest_value(dir, "exec.2.file");
+    ck_assert_msg(!v && access(tu_path(dir, "programs"), F_OK) != 0, "--no-pack packed: %s", v);
+    replay_ok(dir, "serial", "2", &rec, "execer --no-pack");
+    tu_output_free(&rec);
     bin[n / 2] ^= 1;
     tu_write_file(prog, bin, n);
     free(bin);

@@ -109,6 +109,17 @@ int cmd_info(int argc, char **argv)
             printf("  tid %-8s %s instructions\n", tid ? tid : "?", n ? n : "?");
         }
     }
+    uint64_t execs = 0;
+    if (rnr_manifest_get_u64(m, "exec.count", &execs) == 0) {
+        printf("%-14s %" PRIu64 "\n", "execve", execs);
+        for (uint64_t k = 0; k < execs; k++) {
+            char kp[64], kf[64];
+            snprintf(kp, sizeof kp, "exec.%" PRIu64 ".path", k);
+            snprintf(kf, sizeof kf, "exec.%" PRIu64 ".file", k);
+            const char *path = rnr_manifest_get(m, kp), *file = rnr_manifest_get(m, kf);
+            printf("  %-3" PRIu64 " %s  (%s)\n", k, path ? path : "?", file ? file : "not packed");
+        }
+    }
     printf("files:\n");
     int rc = RNR_EXIT_OK;
     for (int f = 0; f < RNR_BF_COUNT; f++) {
@@ -123,6 +134,35 @@ int cmd_info(int argc, char **argv)
                    (intmax_t)st.st_size, ok ? "matches its digest" : "DIFFERS from its digest");
         else
             printf("  %-13s %12s        MISSING\n", rnr_bundle_file_name((rnr_bundle_file)f), "-");
+        if (!ok) {
+            fprintf(stderr, "rnr info: %s\n", cerr);
+            rc = RNR_EXIT_FAILED;
+        }
+    }
+    /* The programs execve loaded that the bundle packs, each once. */
+    for (uint64_t k = 0; k < execs; k++) {
+        char kf[64], ks[64], path[4096], cerr[1024];
+        snprintf(kf, sizeof kf, "exec.%" PRIu64 ".file", k);
+        snprintf(ks, sizeof ks, "exec.%" PRIu64 ".sha256", k);
+        const char *file = rnr_manifest_get(m, kf), *sha = rnr_manifest_get(m, ks);
+        if (!file || !sha || strncmp(file, RNR_BUNDLE_PROGRAMS "/", sizeof RNR_BUNDLE_PROGRAMS) != 0)
+            continue;
+        int seen = 0;
+        for (uint64_t j = 0; j < k && !seen; j++) {
+            char kj[64];
+            snprintf(kj, sizeof kj, "exec.%" PRIu64 ".file", j);
+            const char *fj = rnr_manifest_get(m, kj);
+            seen = fj && strcmp(fj, file) == 0;
+        }
+        if (seen)
+            continue;
+        int ok = rnr_bundle_check_program(b, sha, path, sizeof path, cerr, sizeof cerr) == 0;
+        struct stat st;
+        if (stat(path, &st) == 0)
+            printf("  %.21s... %12jd bytes  %s\n", file, (intmax_t)st.st_size,
+                   ok ? "matches its digest" : "DIFFERS from its digest");
+        else
+            printf("  %.21s... %12s        MISSING\n", file, "-");
         if (!ok) {
             fprintf(stderr, "rnr info: %s\n", cerr);
             rc = RNR_EXIT_FAILED;
