@@ -236,7 +236,7 @@ dbg *dbg_open(const dbg_options *o, char *err, size_t errlen)
     }
     d->sh->interval = o->checkpoint_interval;
     d->sh->keep = o->checkpoints < MAX_CKPTS - 8 ? o->checkpoints : MAX_CKPTS - 8;
-    rp_exec_options eo = {1, o->program, o->out};
+    rp_exec_options eo = {.workers = 1, .program = o->program, .out = o->out};
     d->x = rp_exec_open(o->dir, &eo, err, errlen);
     if (!d->x)
         goto fail;

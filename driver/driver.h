@@ -85,7 +85,14 @@ typedef struct drv_config {
      * run as a failure with ERR. NULL: nothing. */
     int (*exec_loaded)(void *ctx, const char *sha256, const uint8_t *file, size_t size, char *err,
                        size_t errlen);
-    void *exec_ctx;
+    /* Replay: the program of the recording's execve number INDEX (from 0)
+     * past exec_images, whose path (PATHLEN bytes at most) and SHA-256
+     * (hex) it writes: a follower's stream brings them while it replays,
+     * and the call may wait for one. 0, or -1 with ERR. NULL: the list is
+     * all there is. */
+    int (*exec_image)(void *ctx, size_t index, char *path, size_t pathlen, char *sha256, char *err,
+                      size_t errlen);
+    void *exec_ctx;                /* for exec_loaded and exec_image */
     /* Recording: with `record` set, an RRU (configured by `rru`; its cpus
      * is set from the machine) sits on every core, the driver programs it
      * and drains its chunks, in log order, to `chunk` (a nonzero return

@@ -287,14 +287,26 @@ out:
 int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], char *msg,
                     size_t msglen)
 {
-    if (p->nexecs >= p->cfg.n_exec_images) {
+    const drv_exec_image *e;
+    char dyn_path[PATH_MAX];
+    drv_exec_image dyn = { dyn_path, "" };
+    if (p->nexecs < p->cfg.n_exec_images) {
+        e = &p->cfg.exec_images[p->nexecs];
+    } else if (p->cfg.exec_image) {
+        char why[512];
+        if (p->cfg.exec_image(p->cfg.exec_ctx, p->nexecs, dyn_path, sizeof dyn_path, dyn.sha256, why,
+                              sizeof why) < 0) {
+            snprintf(msg, msglen, "thread %u: execve number %zu succeeded in the recording: %s",
+                     t->tid, p->nexecs + 1, why);
+            return -1;
+        }
+        e = &dyn;
+    } else {
         snprintf(msg, msglen, "thread %u: execve number %zu succeeded in the recording, whose manifest "
-                 "lists %zu program%s it executed (a stream's follower gets the list only at the end: "
-                 "it cannot replay execve)", t->tid, p->nexecs + 1, p->cfg.n_exec_images,
+                 "lists %zu program%s it executed", t->tid, p->nexecs + 1, p->cfg.n_exec_images,
                  p->cfg.n_exec_images == 1 ? "" : "s");
         return -1;
     }
-    const drv_exec_image *e = &p->cfg.exec_images[p->nexecs];
     char hex[RNR_SHA256_HEX];
     char path[PATH_MAX];
     char **argv = NULL, **envp = NULL;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "formats/bundle.h"
+#include "formats/digest.h"
 #include "formats/log.h"
 #include "formats/manifest.h"
 #include "formats/net.h"
@@ -62,6 +63,13 @@ typedef struct follower {
     uint64_t lag_samples, lag_sum, lag_max;
     rnr_stream_parser *parser;
     rp_exec *x;
+    /* The program an exec block is bringing (the receiver's own). */
+    uint8_t exec_sha[32];
+    uint8_t *exec_buf;
+    uint64_t exec_size, exec_got;
+    /* The programs execve loaded, in order: path and SHA-256 (under mu). */
+    struct follow_exec { char *path; char sha[RNR_SHA256_HEX]; } *execs;
+    size_t nexecs;
 } follower;
 
 /* ---- the channels' files ---- */
@@ -140,6 +148,138 @@ static void set_dead(follower *f, const char *why)
     pthread_cond_broadcast(&f->cv);
 }
 
+/* Where the program with SHA-256 HEX was put, or NULL (mu held). */
+static const char *exec_known(const follower *f, const char *hex)
+{
+    const char *prog = f->fixed ? rnr_manifest_get(f->fixed, "program.sha256") : NULL;
+    if (prog && strcmp(prog, hex) == 0)
+        return f->ch[RNR_ST_PROGRAM].path;
+    for (size_t i = 0; i < f->nexecs; i++)
+        if (strcmp(f->execs[i].sha, hex) == 0)
+            return f->execs[i].path;
+    return NULL;
+}
+
+/* The program of a completed exec block sequence, in place: the bundle's
+ * programs/HASH, or the scratch directory's HASH. NULL with err. */
+static char *exec_store(follower *f, const char *hex, char *err, size_t errlen)
+{
+    char path[4096];
+    if (f->b) {
+        if (rnr_bundle_put_program(f->b, hex, f->exec_buf, f->exec_size, err, errlen) < 0 ||
+            rnr_bundle_check_program(f->b, hex, path, sizeof path, err, errlen) < 0)
+            return NULL;
+        return xoom(strdup(path));
+    }
+    snprintf(path, sizeof path, "%s/%s", f->tmpdir, hex);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (fd < 0 || rnr_write_full(fd, f->exec_buf, f->exec_size) < 0) {
+        snprintf(err, errlen, "%.700s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    close(fd);
+    return xoom(strdup(path));
+}
+
+/* An exec block: the next bytes of a program an execve loaded, or the
+ * mention of one received before (the receiver thread). 0, or -1. */
+static int on_exec(follower *f, const uint8_t *p, size_t len)
+{
+    uint8_t sha[32];
+    uint64_t size, off;
+    const uint8_t *bytes;
+    size_t n;
+    char hex[RNR_SHA256_HEX], err[1024];
+    const char *bad = NULL;
+    if (rnr_stream_get_exec(p, len, sha, &size, &off, &bytes, &n) < 0)
+        bad = "an exec block shorter than its head, or with bytes past its program's size";
+    else if (off == 0 && !f->exec_buf && size) {
+        if (size > (1ull << 30))
+            bad = "an exec block for a program over 1 GiB";
+        else {
+            f->exec_buf = malloc(size);
+            if (!f->exec_buf)
+                bad = "no memory for a program an execve loaded";
+            memcpy(f->exec_sha, sha, 32);
+            f->exec_size = size;
+            f->exec_got = 0;
+        }
+    }
+    rnr_hex(sha, 32, hex);
+    char *path = NULL;
+    if (!bad && off == size && n == 0 && !f->exec_buf) {
+        /* A program received before (or the stream's own). */
+        pthread_mutex_lock(&f->mu);
+        const char *known = exec_known(f, hex);
+        path = known ? xoom(strdup(known)) : NULL;
+        pthread_mutex_unlock(&f->mu);
+        if (!path)
+            bad = "an exec block names a program the stream did not carry";
+    } else if (!bad) {
+        if (!f->exec_buf || memcmp(sha, f->exec_sha, 32) != 0 || size != f->exec_size ||
+            off != f->exec_got)
+            bad = "an exec block out of order";
+        else {
+            memcpy(f->exec_buf + off, bytes, n);
+            f->exec_got += n;
+            if (f->exec_got == f->exec_size) {
+                uint8_t got[32];
+                rnr_sha256 h;
+                rnr_sha256_init(&h);
+                rnr_sha256_update(&h, f->exec_buf, f->exec_size);
+                rnr_sha256_final(&h, got);
+                if (memcmp(got, sha, 32) != 0)
+                    bad = "a program an execve loaded came with another SHA-256 than its blocks say";
+                else if (!(path = exec_store(f, hex, err, sizeof err))) {
+                    pthread_mutex_lock(&f->mu);
+                    set_dead(f, err);
+                    pthread_mutex_unlock(&f->mu);
+                    return -1;
+                }
+                free(f->exec_buf);
+                f->exec_buf = NULL;
+            }
+        }
+    }
+    pthread_mutex_lock(&f->mu);
+    if (bad) {
+        set_bad(f, bad);
+        pthread_mutex_unlock(&f->mu);
+        return -1;
+    }
+    if (path) {
+        f->execs = xrealloc(f->execs, (f->nexecs + 1) * sizeof *f->execs);
+        f->execs[f->nexecs].path = path;
+        memcpy(f->execs[f->nexecs].sha, hex, RNR_SHA256_HEX);
+        f->nexecs++;
+        pthread_cond_broadcast(&f->cv);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return 0;
+}
+
+/* The replay's execve number INDEX: its program once the stream has
+ * brought it (drv_config.exec_image). */
+static int exec_image(void *ctx, size_t index, char *path, size_t pathlen, char *sha256, char *err,
+                      size_t errlen)
+{
+    follower *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    while (f->nexecs <= index && !f->ended && !f->dead && !f->bad)
+        pthread_cond_wait(&f->cv, &f->mu);
+    int ok = f->nexecs > index;
+    if (ok) {
+        snprintf(path, pathlen, "%s", f->execs[index].path);
+        memcpy(sha256, f->execs[index].sha, RNR_SHA256_HEX);
+    } else {
+        snprintf(err, errlen, "the stream ended before it brought the program that execve loaded");
+    }
+    pthread_mutex_unlock(&f->mu);
+    return ok ? 0 : -1;
+}
+
 /* A block (the receiver thread; mu not held). */
 static int on_block(void *ctx, uint32_t type, const uint8_t *p, size_t len)
 {
@@ -182,6 +322,8 @@ static int on_block(void *ctx, uint32_t type, const uint8_t *p, size_t len)
         pthread_mutex_unlock(&f->mu);
         return 0;
     }
+    if (type == RNR_ST_EXEC)
+        return on_exec(f, p, len);
     if (type == RNR_ST_PROGRESS) {
         uint64_t v[3];
         pthread_mutex_lock(&f->mu);
@@ -410,9 +552,7 @@ static int wait_start(follower *f)
 }
 
 /* M's keys that describe the recording into the bundle's manifest (the
- * files, the status and the program's place are the follower's own; the
- * stream does not carry the programs execve loaded, which its bundle
- * then names by path only). */
+ * files, the status and the programs' places are the follower's own). */
 static void copy_keys(rnr_manifest *to, const rnr_manifest *m)
 {
     for (size_t i = 0; i < rnr_manifest_count(m); i++) {
@@ -433,6 +573,14 @@ static void finish_bundle(follower *f, follow_result *res, const char *incomplet
     char err[1024];
     rnr_manifest *m = rnr_bundle_manifest(f->b);
     copy_keys(m, f->final ? f->final : f->fixed);
+    /* The programs execve loaded that the stream brought, where this
+     * bundle holds them. */
+    for (size_t i = 0; f->final && i < f->nexecs; i++) {
+        char key[64], file[sizeof RNR_BUNDLE_PROGRAMS + RNR_SHA256_HEX];
+        rnr_bundle_program_name(f->b, f->execs[i].sha, file, sizeof file);
+        snprintf(key, sizeof key, "exec.%zu.file", i);
+        rnr_manifest_set(m, key, file);
+    }
     const char *status = f->final ? rnr_manifest_get(f->final, "status") : NULL;
     if (incomplete || !status)
         snprintf(res->bundle_status_text, sizeof res->bundle_status_text, "%s: %.400s",
@@ -513,7 +661,8 @@ int follow_run(int fd, int socket, const char *name, const follow_options *o, fo
     }
     started = 1;
     if (wait_start(&f) == 0) {
-        rp_exec_options eo = { o->workers ? o->workers : 1, NULL, o->out };
+        rp_exec_options eo = {.workers = o->workers ? o->workers : 1, .out = o->out,
+                              .exec_image = exec_image, .exec_ctx = &f};
         f.x = rp_exec_open_stream(f.fixed, f.ch[RNR_ST_PROGRAM].path, open_input, &f, &eo, err,
                                   sizeof err);
         if (f.x)
@@ -598,6 +747,7 @@ out:
     res->lag_sum = f.lag_sum;
     res->lag_max = f.lag_max;
     rp_exec_free(f.x);
+    free(f.exec_buf);
     if (f.b && f.fixed)
         finish_bundle(&f, res, res->status == 0 ? NULL : f.ended ? res->message
                                : res->message);
@@ -608,6 +758,12 @@ out:
             unlink(f.ch[t].path);
         free(f.ch[t].path);
     }
+    for (size_t i = 0; i < f.nexecs; i++) {
+        if (f.tmpdir && strncmp(f.execs[i].path, f.tmpdir, strlen(f.tmpdir)) == 0)
+            unlink(f.execs[i].path);
+        free(f.execs[i].path);
+    }
+    free(f.execs);
     if (f.tmpdir) {
         rmdir(f.tmpdir);
         free(f.tmpdir);

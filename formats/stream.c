@@ -12,7 +12,7 @@
 
 static const char *const type_names[RNR_ST_MAX + 1] = {
     "?", "manifest", "program", "initial", "input", "final", "stdout", "stderr",
-    "progress", "end", "ack",
+    "progress", "end", "ack", "exec",
 };
 
 const char *rnr_stream_type_name(uint32_t type)
@@ -231,4 +231,37 @@ int rnr_stream_feed(rnr_stream_parser *p, const uint8_t *in, size_t n, rnr_strea
     p->len -= pos;
     p->at += pos;
     return rc;
+}
+
+void rnr_stream_put_exec(rnr_membuf *out, const uint8_t sha[32], const void *file, uint64_t size)
+{
+    const size_t room = RNR_STREAM_BLOCK_MAX - RNR_STREAM_EXEC_HEAD;
+    uint8_t *buf = malloc(RNR_STREAM_BLOCK_MAX);
+    if (!buf)
+        abort();
+    uint64_t off = file ? 0 : size;
+    do {
+        uint64_t k = size - off < room ? size - off : room;
+        memcpy(buf, sha, 32);
+        put_le(buf + 32, size, 8);
+        put_le(buf + 40, off, 8);
+        if (k)
+            memcpy(buf + RNR_STREAM_EXEC_HEAD, (const uint8_t *)file + off, (size_t)k);
+        rnr_stream_put_block(out, RNR_ST_EXEC, buf, RNR_STREAM_EXEC_HEAD + (size_t)k);
+        off += k;
+    } while (off < size);
+    free(buf);
+}
+
+int rnr_stream_get_exec(const uint8_t *p, size_t len, uint8_t sha[32], uint64_t *size,
+                        uint64_t *offset, const uint8_t **bytes, size_t *n)
+{
+    if (len < RNR_STREAM_EXEC_HEAD)
+        return -1;
+    memcpy(sha, p, 32);
+    *size = get_le(p + 32, 8);
+    *offset = get_le(p + 40, 8);
+    *bytes = p + RNR_STREAM_EXEC_HEAD;
+    *n = len - RNR_STREAM_EXEC_HEAD;
+    return *offset <= *size && *n <= *size - *offset ? 0 : -1;
 }

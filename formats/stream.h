@@ -15,7 +15,7 @@
  * block frame or a block type's payload changes, or a type is added that
  * a reader of the previous version could not skip. Readers accept exactly
  * this version. */
-#define RNR_STREAM_VERSION 1u
+#define RNR_STREAM_VERSION 2u
 #define RNR_STREAM_MAGIC "\x89RNRSTR\n"
 #define RNR_STREAM_MAGIC_LEN 8u
 #define RNR_STREAM_HEADER_SIZE 16u     /* magic, version u32, flags u32 (0) */
@@ -35,8 +35,9 @@ typedef enum rnr_stream_type {
     RNR_ST_PROGRESS = 8,   /* primary: instructions, initial chunks, final chunks sent */
     RNR_ST_END = 9,        /* primary: the final manifest (text); nothing follows */
     RNR_ST_ACK = 10,       /* follower: final chunks replayed, their instructions */
+    RNR_ST_EXEC = 11,      /* primary: a program an execve loaded (rnr_stream_put_exec) */
 } rnr_stream_type;
-#define RNR_ST_MAX 10
+#define RNR_ST_MAX 11
 #define RNR_ST_CHANNELS 8  /* types 1..7 are channels (index = type) */
 
 /* The name of a type ("input"), or "?". */
@@ -51,6 +52,22 @@ void rnr_stream_put_u64s(rnr_membuf *out, uint32_t type, const uint64_t *v, size
 /* Reads N u64 values from a control block's payload; 0, or -1 if it is
  * not exactly N values long. */
 int rnr_stream_get_u64s(const uint8_t *p, size_t len, uint64_t *v, size_t n);
+
+/* An exec block: the program's SHA-256 (32 bytes), its size (u64), the
+ * offset (u64) of the bytes that follow, then those bytes (the rest of the
+ * payload). Each successful execve sends one program: its bytes in blocks
+ * in order from offset 0, or, for a program the stream carried before
+ * (or the stream's program itself), one block at offset SIZE without
+ * bytes. The last block of a program (offset + bytes = size) is the
+ * execve's place in the list of programs loaded. */
+#define RNR_STREAM_EXEC_HEAD 48u
+/* Appends the exec blocks of the SIZE bytes FILE (NULL: the one block of
+ * a program sent before). */
+void rnr_stream_put_exec(rnr_membuf *out, const uint8_t sha[32], const void *file, uint64_t size);
+/* Reads an exec block's payload: 0, or -1 if it is shorter than its head
+ * or its bytes run past the size. */
+int rnr_stream_get_exec(const uint8_t *p, size_t len, uint8_t sha[32], uint64_t *size,
+                        uint64_t *offset, const uint8_t **bytes, size_t *n);
 
 /* Receives a block; P (LEN bytes) is valid during the call. 0 goes on,
  * -1 stops the parser (rnr_stream_feed returns -1, error untouched). */

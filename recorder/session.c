@@ -33,6 +33,8 @@ struct recording {
     char **argv, **envp;
     size_t argc, envc;
     rnr_bundle *b;
+    uint8_t (*streamed)[32];        /* the programs the stream carried (execve) */
+    size_t n_streamed;
     drv_proc *p;
     rnr_writer *initial;       /* the bundle's initial.log */
     rnr_writer *stream;        /* initial_stream */
@@ -124,6 +126,19 @@ static int on_exec(void *ctx, const char *sha256, const uint8_t *file, size_t si
                    size_t errlen)
 {
     recording *r = ctx;
+    if (r->online) {
+        /* Each program's bytes go once; the stream's own program never. */
+        uint8_t sha[32];
+        rnr_unhex(sha256, sha, 32);
+        int sent = memcmp(sha, r->program_sha, 32) == 0;
+        for (size_t i = 0; i < r->n_streamed && !sent; i++)
+            sent = memcmp(r->streamed[i], sha, 32) == 0;
+        if (!sent) {
+            r->streamed = xrealloc(r->streamed, (r->n_streamed + 1) * sizeof *r->streamed);
+            memcpy(r->streamed[r->n_streamed++], sha, 32);
+        }
+        rec_stream_send_exec(r->online, sha, sent ? NULL : file, size);
+    }
     if (!r->o.pack)
         return 0;
     return rnr_bundle_put_program(r->b, sha256, file, size, err, errlen);
@@ -731,6 +746,7 @@ void recording_free(recording *r)
         rnr_writer_abandon(r->maxpar_w);
     if (r->truth_f)
         fclose(r->truth_f);
+    free(r->streamed);
     maxpar_free(r->mp);
     rec_stream_free(r->online);
     truth_tracker_free(r->truth);

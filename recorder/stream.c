@@ -154,6 +154,17 @@ void rec_stream_send(rec_stream *s, uint32_t type, const void *p, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
+void rec_stream_send_exec(rec_stream *s, const uint8_t sha[32], const void *file, uint64_t size)
+{
+    pthread_mutex_lock(&s->mu);
+    if (!s->dropped) {
+        rnr_stream_put_exec(&s->q, sha, file, size);
+        if (s->q.len - s->qhead > s->buffer)
+            pump(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 void rec_stream_end_channel(rec_stream *s, uint32_t type)
 {
     pthread_mutex_lock(&s->mu);

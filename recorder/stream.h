@@ -51,6 +51,9 @@ rec_stream *rec_stream_open(const char *where, rec_stream_format format,
                             uint64_t buffer, char *err, size_t errlen);
 /* Queues N bytes of channel TYPE (RNR_ST_MANIFEST ... RNR_ST_STDERR). */
 void rec_stream_send(rec_stream *s, uint32_t type, const void *p, size_t n);
+/* Queues the exec blocks of a program an execve loaded (SIZE bytes FILE;
+ * NULL for one the stream carried before or the stream's program). */
+void rec_stream_send_exec(rec_stream *s, const uint8_t sha[32], const void *file, uint64_t size);
 /* Queues the empty block that ends channel TYPE (its file is whole). */
 void rec_stream_end_channel(rec_stream *s, uint32_t type);
 /* Queues what file FD (read from offset 0 on) holds beyond what was sent

@@ -367,6 +367,8 @@ static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char
     }
     cfg.exec_images = x->execs;
     cfg.n_exec_images = x->nexecs;
+    cfg.exec_image = o->exec_image;
+    cfg.exec_ctx = o->exec_ctx;
     /* Replays ask the host for nothing but the programs execve loaded: no
      * file is opened or written. */
     cfg.stdin_fd = cfg.stdout_fd = cfg.stderr_fd = -1;

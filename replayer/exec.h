@@ -22,6 +22,11 @@ typedef struct rp_exec_options {
     unsigned workers;          /* harts (one per worker thread), >= 1 */
     const char *program;       /* NULL: the bundle's copy, else the recorded path */
     FILE *out;                 /* the guest's stdout as the recording printed it; NULL: none */
+    /* A stream's replay: the programs execve loaded, as they come
+     * (drv_config.exec_image); NULL: the manifest's list only. */
+    int (*exec_image)(void *ctx, size_t index, char *path, size_t pathlen, char *sha256, char *err,
+                      size_t errlen);
+    void *exec_ctx;
 } rp_exec_options;
 
 /* Opens bundle DIR. NULL with one line in err: exit status 2 (*bad_program

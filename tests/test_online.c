@@ -143,6 +143,55 @@ START_TEST(online_follower_replays_a_stream_through_a_pipe)
 }
 END_TEST
 
+/* execer executes itself twice, then a copy of argenv: the stream brings
+ * argenv's bytes before the replay needs them, the follower replays every
+ * execve while the primary records, and its bundle packs argenv as the
+ * primary's does (programs/HASH), so that it replays with the copy gone.
+ * Through a pipe without -o, execer threaded: the scratch files go. */
+START_TEST(online_follower_replays_execve_while_the_primary_records)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "cp \"$G/argenv\" \"$T/argenv\" && mkdir \"$T/tmp\" || exit 1\n"
+       "follow_bg -j 2 -o \"$T/f\"\n"
+       "timeout $TO \"$R\" record -n 4 --quiet --stream 127.0.0.1:$PORT -o \"$T/p\" -- \"$G/execer\" 2 "
+       "\"$T/argenv\" a >\"$T/p.out\" 2>\"$T/p.err\"; echo \"record $?\"\n"
+       "wait $FSH\n"
+       "echo \"packed: $(ls \"$T/f/programs\" | wc -l)\"\n"
+       "rm \"$T/argenv\"\n"
+       "timeout $TO \"$R\" record -n 4 --quiet --stream - -o \"$T/q\" -- \"$G/execer\" threaded 2>/dev/null | "
+       "TMPDIR=\"$T/tmp\" timeout $TO \"$R\" follow - >\"$T/g.out\" 2>\"$T/g.err\"; echo \"pipe $?\"\n"
+       "echo \"left: $(ls -A \"$T/tmp\")\"\n");
+    char *ferr = slurp(t, "f.err"), *gerr = slurp(t, "g.err");
+    ck_assert_msg(strstr(o.out, "record 0") && strstr(o.out, "packed: 1\n") && file_status(t, "f.rc") == 0 &&
+                  strstr(ferr, "verified: maxpar log"), "%s\nfollower: %s", o.out, ferr);
+    ck_assert_msg(strstr(o.out, "pipe 0") && strstr(gerr, "verified: maxpar log") && strstr(o.out, "left: \n"),
+                  "%s\nfollower through the pipe: %s", o.out, gerr);
+    size_t a, b;
+    uint8_t *fo = tu_read_file(tu_path(t, "f.out"), &a);
+    uint8_t *po = tu_read_file(tu_path(t, "p/stdout"), &b);
+    ck_assert_msg(a == b && a > 0 && memcmp(fo, po, a) == 0, "stdout differs");
+    ck_assert_msg(strstr((char *)po, "argv[1] 'a'") != NULL, "%s", (char *)po);
+    free(fo);
+    free(po);
+    char *pf = tu_manifest_value(tu_path(t, "p"), "exec.2.file");
+    char *ff = tu_manifest_value(tu_path(t, "f"), "exec.2.file");
+    ck_assert_msg(pf && ff && strncmp(ff, "programs/", 9) == 0 && strcmp(pf, ff) == 0, "%s %s", pf, ff);
+    char packed[4200];
+    snprintf(packed, sizeof packed, "%s/%s", tu_path(t, "f"), ff);
+    ck_assert_msg(access(packed, F_OK) == 0, "%s", packed);
+    replays_and_verifies(tu_path(t, "f"), "maxpar");
+    free(pf);
+    free(ff);
+    free(ferr);
+    free(gerr);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
 START_TEST(online_follower_stops_soon_after_the_primary_is_killed)
 {
     char *t = tu_tmpdir();
@@ -248,7 +297,7 @@ START_TEST(online_follower_refuses_garbage_another_version_and_a_second_primary)
     sh(&o, t,
        "head -c 3000 /dev/urandom | sed '1s/^/x/' | timeout $TO \"$R\" follow - 2>\"$T/g.err\"; "
        "echo \"garbage $?\"\n"
-       "printf '\\211RNRSTR\\n\\002\\000\\000\\000\\000\\000\\000\\000' | "
+       "printf '\\211RNRSTR\\n\\001\\000\\000\\000\\000\\000\\000\\000' | "
        "timeout $TO \"$R\" follow - 2>\"$T/v.err\"; echo \"version $?\"\n"
        "follow_bg -j 1 --quiet\n"
        "timeout $TO \"$R\" record -n 2 --quiet --stream 127.0.0.1:$PORT -o \"$T/p1\" -- "
@@ -264,7 +313,7 @@ START_TEST(online_follower_refuses_garbage_another_version_and_a_second_primary)
                   !strstr(o.out, "p2 exists"), "%s", o.out);
     char *g = slurp(t, "g.err"), *v = slurp(t, "v.err"), *s = slurp(t, "s.err");
     ck_assert_msg(strstr(g, "not an rnr stream"), "%s", g);
-    ck_assert_msg(strstr(v, "stream version 2, this rnr reads version 1"), "%s", v);
+    ck_assert_msg(strstr(v, "stream version 1, this rnr reads version 2"), "%s", v);
     ck_assert_msg(strstr(s, "cannot connect"), "%s", s);
     ck_assert_msg(file_status(t, "f.rc") == 0, "the first primary's follower: %s", o.out);
     free(g);
@@ -633,6 +682,7 @@ TU_SUITE(online)
     tcase_add_test(tc, online_commands_have_help_and_reject_bad_usage);
     tcase_add_test(tc, online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_workers);
     tcase_add_test(tc, online_follower_replays_a_stream_through_a_pipe);
+    tcase_add_test(tc, online_follower_replays_execve_while_the_primary_records);
     tcase_add_test(tc, online_follower_finds_a_tampered_stream);
     tcase_add_test(tc, online_follower_stops_at_the_first_chunk_that_diverges);
     tcase_add_test(tc, online_follower_stops_soon_after_the_primary_is_killed);

@@ -257,9 +257,11 @@ static void dawdle(const run_ctx *x, uint64_t seq)
         if (r % 16 == 0) {
             sleep_us((unsigned)(20 + (r >> 8) % 150));
         } else {
+            /* A busy wait the compiler keeps (a volatile read each turn). */
             volatile uint64_t sink = 0;
             for (uint64_t i = (r >> 8) % 3000; i > 0; i--)
-                sink += i;
+                sink = sink + i;
+            (void)sink;
         }
     }
 }

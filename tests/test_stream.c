@@ -97,7 +97,7 @@ START_TEST(stream_parser_names_each_kind_of_damage)
         const char *want;
     } cases[] = {
         { 0, 'x', "not an rnr stream" },
-        { 8, 2, "stream version 2, this rnr reads version 1" },
+        { 8, 1, "stream version 1, this rnr reads version 2" },
         { 12, 1, "flags" },
         { 16, 0, "unknown block type 0" },
         { 16, 99, "unknown block type 99" },
@@ -142,11 +142,76 @@ START_TEST(stream_parser_names_each_kind_of_damage)
 }
 END_TEST
 
+/* A program of 2.5 MiB goes as three exec blocks of at most a block's
+ * payload, each naming the program, its size and its offset, and comes
+ * back whole; a program sent before is one block at its size without
+ * bytes; a block shorter than its head or with bytes past the size is
+ * refused. */
+static int exec_block(void *ctx, uint32_t type, const uint8_t *p, size_t len)
+{
+    rnr_membuf *m = ctx;
+    ck_assert_uint_eq(type, RNR_ST_EXEC);
+    uint8_t sha[32];
+    uint64_t size, off;
+    const uint8_t *bytes;
+    size_t n;
+    ck_assert_int_eq(rnr_stream_get_exec(p, len, sha, &size, &off, &bytes, &n), 0);
+    ck_assert(sha[0] == 0xab && sha[31] == 0xcd && off == m->len);
+    m->data = realloc(m->data, m->len + n + 1);
+    memcpy(m->data + m->len, bytes, n);
+    m->len += n;
+    return 0;
+}
+
+START_TEST(stream_exec_blocks_carry_a_program_in_order)
+{
+    size_t size = (5u << 20) / 2;
+    uint8_t *prog = malloc(size), sha[32] = { 0xab };
+    sha[31] = 0xcd;
+    uint64_t rng = tu_seed(7300);
+    for (size_t i = 0; i < size; i++)
+        prog[i] = (uint8_t)tu_rand(&rng);
+    rnr_membuf m = { NULL, 0, 0 }, back = { NULL, 0, 0 };
+    rnr_stream_put_header(&m);
+    size_t head = m.len;
+    rnr_stream_put_exec(&m, sha, prog, size);
+    ck_assert_uint_eq(m.len - head, size + 3 * (RNR_STREAM_FRAME_SIZE + RNR_STREAM_EXEC_HEAD));
+    rnr_stream_parser *p = rnr_stream_parser_new("S", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, m.data, m.len, exec_block, &back), 0);
+    ck_assert(back.len == size && memcmp(back.data, prog, size) == 0);
+    /* Again: one block, at the size, no bytes. */
+    size_t before = m.len;
+    rnr_stream_put_exec(&m, sha, NULL, size);
+    ck_assert_uint_eq(m.len - before, RNR_STREAM_FRAME_SIZE + RNR_STREAM_EXEC_HEAD);
+    uint8_t s2[32];
+    uint64_t sz, off;
+    const uint8_t *bytes;
+    size_t n;
+    const uint8_t *pl = m.data + before + RNR_STREAM_FRAME_SIZE;
+    ck_assert_int_eq(rnr_stream_get_exec(pl, RNR_STREAM_EXEC_HEAD, s2, &sz, &off, &bytes, &n), 0);
+    ck_assert(sz == size && off == size && n == 0 && memcmp(s2, sha, 32) == 0);
+    ck_assert_int_eq(rnr_stream_get_exec(pl, RNR_STREAM_EXEC_HEAD - 1, s2, &sz, &off, &bytes, &n), -1);
+    /* The first block's bytes past a size of 10. */
+    uint8_t *first = malloc(RNR_STREAM_EXEC_HEAD + 11);
+    memcpy(first, m.data + head + RNR_STREAM_FRAME_SIZE, RNR_STREAM_EXEC_HEAD + 11);
+    first[32] = 10;
+    memset(first + 33, 0, 7);
+    ck_assert_int_eq(rnr_stream_get_exec(first, RNR_STREAM_EXEC_HEAD + 11, s2, &sz, &off, &bytes, &n), -1);
+    ck_assert_int_eq(rnr_stream_get_exec(first, RNR_STREAM_EXEC_HEAD + 10, s2, &sz, &off, &bytes, &n), 0);
+    free(first);
+    rnr_stream_parser_free(p);
+    free(back.data);
+    free(m.data);
+    free(prog);
+}
+END_TEST
+
 TU_SUITE(stream)
 {
     Suite *s = suite_create("stream");
     TCase *tc = tu_tcase(s, "parser", 30);
     tcase_add_test(tc, stream_blocks_come_back_whole_however_the_bytes_are_cut);
     tcase_add_test(tc, stream_parser_names_each_kind_of_damage);
+    tcase_add_test(tc, stream_exec_blocks_carry_a_program_in_order);
     return s;
 }

@@ -140,7 +140,7 @@ int cmd_replay(int argc, char **argv)
     if (workers == 0)
         workers = host > 0 ? (uint64_t)host : 1;
     char err[8192];
-    rp_exec_options eo = {(unsigned)workers, program, quiet ? NULL : stdout};
+    rp_exec_options eo = {.workers = (unsigned)workers, .program = program, .out = quiet ? NULL : stdout};
     rp_exec *x = rp_exec_open(dir, &eo, err, sizeof err);
     if (!x)
         return cli_bad_input("replay", "%s", err);
