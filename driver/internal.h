@@ -35,7 +35,12 @@ typedef enum thr_wait {
 
 typedef struct thread thread;
 struct thread {
-    uint32_t tid;
+    uint32_t tid;                /* its id in rnr's records: creation order from the pid */
+    /* The id the guest sees (gettid, tgkill, robust futexes): tid, except
+     * for a thread that executed a program while not the first thread,
+     * which then has the first thread's id, the pid, as in Linux
+     * (drv_proc.leader_alias). */
+    uint32_t vtid;
     thr_state state;
     int core;                    /* RUNNING: its core, else -1 */
     int last_core;               /* core it ran on last, -1 if never */
@@ -172,6 +177,7 @@ struct drv_proc {
     uint64_t wait_seq;
     uint64_t pipe_seq;           /* ids given to pipes */
     uint32_t pid;
+    thread *leader_alias;        /* the thread the guest knows by the pid since its execve, or NULL */
     uint64_t rng;                /* driver's own generator (slices, random bytes) */
     fd_entry fds[FD_MAX];
     sigaction_state sigactions[LX_NSIG + 1];
@@ -207,7 +213,7 @@ struct drv_proc {
 /* One-time warnings (bit index into warned[]). */
 enum {
     WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
-    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM, WARN_EXEC_THREADS,
+    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -275,6 +281,15 @@ static inline thread *proc_live_thread(const drv_proc *p, int64_t tid)
 {
     thread *t = proc_thread(p, tid);
     return t && t->state != THR_DEAD ? t : NULL;
+}
+/* The live thread the guest's id ID names (gettid's ids: thread.vtid),
+ * or NULL. */
+static inline thread *proc_guest_thread(const drv_proc *p, int64_t id)
+{
+    if (p->leader_alias && id == (int64_t)p->pid)
+        return p->leader_alias->state != THR_DEAD ? p->leader_alias : NULL;
+    thread *t = proc_live_thread(p, id);
+    return t && (int64_t)t->vtid == id ? t : NULL;
 }
 /* Makes T runnable no earlier than cycle WHEN with a0 = RESULT (if
  * set_result), and puts it on an idle core if there is one. */

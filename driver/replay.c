@@ -206,7 +206,7 @@ static int replay_exit(drv_proc *p, thread *t, int status)
     uint64_t wake[16];   /* the waiters' results are logged: no wake here */
     (void)thread_robust_exit(p, t, wake, sizeof wake / sizeof wake[0]);
     (void)thread_clear_tid(p, t);
-    if (t->tid == p->pid)
+    if (t->vtid == p->pid)
         p->leader_status = status & 0xff;
     t->state = THR_DEAD;
     sched_thread_died(p);

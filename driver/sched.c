@@ -43,6 +43,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     if (!t)
         return NULL;
     t->tid = p->pid + (uint32_t)p->nthreads;
+    t->vtid = t->tid;
     t->state = THR_RUNNABLE;
     t->core = -1;
     t->last_core = -1;

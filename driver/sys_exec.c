@@ -18,10 +18,10 @@
  * same image, arguments and environment give the same address space and
  * stack, and the logged bytes put back the random ones.
  *
- * Not supported (docs/driver.md): execve from a thread other than the
- * process's first (EINVAL and a warning: Linux gives it the first
- * thread's id), a program that is not a static riscv64 ELF executable
- * (ENOEXEC), and execveat. */
+ * From a thread other than the first, the caller takes the first thread's
+ * id (the pid) as the guest sees it (thread.vtid); rnr's records keep its
+ * own. Not supported (docs/driver.md): a program that is not a static
+ * riscv64 ELF executable (ENOEXEC), and execveat. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -174,6 +174,13 @@ static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char
         return 1;
     }
     end_other_threads(p, t, want != NULL);
+    /* From another thread than the first, the caller takes the first
+     * thread's id, as in Linux; rnr's records go on keying it by its own
+     * (thread.vtid). */
+    if (t->vtid != p->pid) {
+        t->vtid = p->pid;
+        p->leader_alias = t;
+    }
     rru_ctx fresh;
     if (proc_exec_image(p, &img, host_path, guest_path, (const char *const *)argv, argc,
                         (const char *const *)envp, envc, &fresh, err, sizeof err) < 0) {
@@ -250,14 +257,6 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
     }
     if (stat(host, &st) != 0 || !S_ISREG(st.st_mode) || !realpath(host, abs)) {
         rc = -LX_EACCES;
-        goto out;
-    }
-    if (t->tid != p->pid) {
-        /* Linux gives the caller the leader's thread id; rnr keys every
-         * record by thread id and cannot. */
-        proc_warn_once(p, WARN_EXEC_THREADS, "execve from thread %u, not the process's first thread "
-                       "(%u), refused (EINVAL): rnr cannot give it the first thread's id", t->tid, p->pid);
-        rc = -LX_EINVAL;
         goto out;
     }
     rru_ctx *ctx = sched_ctx(p, t);

@@ -23,7 +23,7 @@ static int64_t cpu_clock_ns(drv_proc *p, thread *t, int64_t clk)
         return -1;
     int64_t id = ~(clk >> 3);
     if (clk & 4) {
-        thread *who = id == 0 ? t : proc_live_thread(p, id);
+        thread *who = id == 0 ? t : proc_guest_thread(p, id);
         return who ? thread_cpu_ns(p, who) : -1;
     }
     return id == 0 || id == p->pid ? (int64_t)sched_now(p, t) : -1;

@@ -338,7 +338,7 @@ int64_t sc_tkill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t tid = (int64_t)(int32_t)a[0], sig = (int64_t)(int32_t)a[1];
     if (tid <= 0 || sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    thread *to = proc_live_thread(p, tid);
+    thread *to = proc_guest_thread(p, tid);
     if (!to)
         return -LX_ESRCH;
     return sig == 0 ? 0 : signal_send(p, to, (int)sig, t, LX_SI_TKILL);
@@ -350,7 +350,7 @@ int64_t sc_tgkill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t sig = (int64_t)(int32_t)a[2];
     if (tgid <= 0 || tid <= 0 || sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    thread *to = tgid == p->pid ? proc_live_thread(p, tid) : NULL;
+    thread *to = tgid == p->pid ? proc_guest_thread(p, tid) : NULL;
     if (!to)
         return -LX_ESRCH;
     return sig == 0 ? 0 : signal_send(p, to, (int)sig, t, LX_SI_TKILL);

@@ -79,7 +79,7 @@ static int futex_death(drv_proc *p, thread *t, uint64_t uaddr, int pi, int pendi
     int woke = 0;
     if (pending && !pi && v == 0) {
         woke = 1;
-    } else if ((v & LX_FUTEX_TID_MASK) == t->tid) {
+    } else if ((v & LX_FUTEX_TID_MASK) == t->vtid) {
         if (guest_write_u32(p, uaddr, (v & LX_FUTEX_WAITERS) | LX_FUTEX_OWNER_DIED) < 0)
             return -1;
         woke = !pi && (v & LX_FUTEX_WAITERS);
@@ -128,7 +128,7 @@ static void thread_ends(drv_proc *p, thread *t)
 int64_t sc_exit(drv_proc *p, thread *t, const uint64_t a[6])
 {
     thread_ends(p, t);
-    if (t->tid == p->pid)
+    if (t->vtid == p->pid)
         p->leader_status = (int)(a[0] & 0xff);
     sched_exit_thread(p, t);
     if (p->live == 0)
@@ -146,7 +146,7 @@ int64_t sc_set_tid_address(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)p;
     t->clear_child_tid = a[0];
-    return t->tid;
+    return t->vtid;
 }
 
 int64_t sc_set_robust_list(drv_proc *p, thread *t, const uint64_t a[6])
@@ -366,7 +366,7 @@ int64_t sc_sched_yield(drv_proc *p, thread *t, const uint64_t a[6])
 
 int64_t sc_getpid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->pid; }
 int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->pid - 1; }
-int64_t sc_gettid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)a; return t->tid; }
+int64_t sc_gettid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)a; return t->vtid; }
 int64_t sc_getuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_UID; }
 /* The process is its own group and session leader. */
 int64_t sc_getpgid(drv_proc *p, thread *t, const uint64_t a[6])
@@ -382,7 +382,7 @@ static int is_ours(drv_proc *p, int64_t pid)
 {
     if (pid == 0 || pid == p->pid)
         return 1;
-    return proc_live_thread(p, pid) != NULL;
+    return proc_guest_thread(p, pid) != NULL;
 }
 
 /* Scheduling policies. Threads run under SCHED_OTHER (0), SCHED_BATCH (3)
@@ -405,7 +405,7 @@ static int policy_known(int64_t pol)
  * none. */
 static thread *sched_target(drv_proc *p, thread *t, int64_t pid)
 {
-    return pid == 0 ? t : proc_live_thread(p, pid);
+    return pid == 0 ? t : proc_guest_thread(p, pid);
 }
 
 int64_t sc_sched_getscheduler(drv_proc *p, thread *t, const uint64_t a[6])

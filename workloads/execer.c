@@ -15,8 +15,10 @@
  * (round 0) from the main thread: the two threads end, as in Linux (round
  * 0 yields a while and says whether the spinner's counter moved).
  * Usage: execer fromthread
- * A second thread calls execve and prints the error (rnr cannot give it
- * the first thread's id, as Linux does: EINVAL). */
+ * A second thread executes the program (round 0) while the main thread
+ * waits in pthread_join: the main thread ends, and the caller goes on
+ * with the first thread's id (gettid() is the pid, and tgkill finds it by
+ * it), as in Linux. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +56,11 @@ static void *spinning_thread(void *arg)
 
 static void *exec_thread(void *arg)
 {
-    char *args[] = {self, "0", NULL};
-    execve(self, args, (char **)arg);
+    (void)arg;
+    char *args[] = {self, "0", NULL}, *env[] = {"EXECER_FROMTHREAD=1", NULL};
+    printf("second thread: gettid() %s the pid\n", gettid() == getpid() ? "is" : "is not");
+    fflush(stdout);
+    execve(self, args, env);
     printf("execve from a second thread: %s\n", strerror(errno));
     return NULL;
 }
@@ -136,6 +141,14 @@ int main(int argc, char **argv, char **envp)
         for (int i = 0; i < 100; i++)
             sched_yield();
         printf("  the old threads: %s\n", spins == before ? "gone" : "still running");
+    }
+    if (getenv("EXECER_FROMTHREAD")) {
+        /* The caller of the execve, now the only thread, has the pid as its
+         * id; its old id names nothing. */
+        printf("  after execve from the second thread: gettid() %s the pid; tgkill(pid, pid, 0) %s; "
+               "tgkill(pid, pid + 1, 0) %s\n", gettid() == getpid() ? "is" : "is not",
+               tgkill(getpid(), getpid(), 0) == 0 ? "finds it" : strerror(errno),
+               tgkill(getpid(), getpid() + 1, 0) == 0 ? "finds a thread" : strerror(errno));
     }
     if (argc > 2) {
         char *env[] = {"FROM=execer", NULL};
