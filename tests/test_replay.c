@@ -670,6 +670,11 @@ START_TEST(replay_reproduces_execve_from_every_format)
     ck_assert_msg(pn == n && memcmp(pbin, bin, n) == 0, "%s is not argenv's copy", packed);
     free(pbin);
     tu_output o;
+    /* rnr ls counts the packed programs in the bundle's size. */
+    tu_rnr(&o, (const char *[]){"ls", "--format", "json", dir, NULL});
+    const char *db = strstr(o.out, "\"disk_bytes\": ");
+    ck_assert_msg(o.status == 0 && db && strtoull(db + 14, NULL, 10) > n + 500000, "%s", o.out);
+    tu_output_free(&o);
     tu_bundle_resign(dir, "exec.count", "4");
     tu_rnr(&o, (const char *[]){"replay", "--quiet", dir, NULL});
     ck_assert_msg(o.status == 2 && strstr(o.err, "no 'exec.3.path'"), "%d %s", o.status, o.err);

@@ -40,7 +40,8 @@ typedef struct ls_entry {
     int latest;
 } ls_entry;
 
-/* Bytes DIR's files take on disk (st_blocks; the bundle is flat). */
+/* Bytes DIR's files take on disk (st_blocks), with those of its
+ * subdirectories (a bundle's programs/). */
 static uint64_t disk_bytes(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -51,9 +52,10 @@ static uint64_t disk_bytes(const char *dir)
     while ((e = readdir(d)) != NULL) {
         char p[4096];
         struct stat st;
-        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < (int)sizeof p &&
-            lstat(p, &st) == 0 && !S_ISDIR(st.st_mode))
-            sum += (uint64_t)st.st_blocks * 512;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p || lstat(p, &st) != 0)
+            continue;
+        sum += S_ISDIR(st.st_mode) ? disk_bytes(p) : (uint64_t)st.st_blocks * 512;
     }
     closedir(d);
     return sum;

@@ -20,6 +20,16 @@ static int ignore(void *ctx, uint32_t type, const uint8_t *p, size_t len)
     uint64_t v[3];
     if (type == RNR_ST_PROGRESS)
         rnr_stream_get_u64s(p, len, v, 3);
+    if (type == RNR_ST_EXEC) {
+        uint8_t sha[32];
+        uint64_t size, off;
+        const uint8_t *bytes;
+        size_t n;
+        /* A block it accepts has its bytes inside the payload and the size. */
+        if (rnr_stream_get_exec(p, len, sha, &size, &off, &bytes, &n) == 0 &&
+            (bytes + n != p + len || off > size || n > size - off))
+            abort();
+    }
     return 0;
 }
 
