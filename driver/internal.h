@@ -247,6 +247,9 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], c
 /* N bytes DATA were written at file offset OFF of HOST_FD through a
  * descriptor: they show in the file's writable shared mappings at once. */
 void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n);
+/* The file (DEV, INO) changed size (ftruncate, truncate); FROM is the
+ * smaller of the two sizes: its mapped bytes from there on read as zeros. */
+void shmap_file_resized(drv_proc *p, uint64_t dev, uint64_t ino, uint64_t from);
 /* Writes back and forgets the mappings' pages in [ADDR, ADDR+LEN) (munmap,
  * a MAP_FIXED mapping over them). */
 void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len);

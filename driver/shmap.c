@@ -19,9 +19,9 @@
  *
  * Limits (docs/driver.md): a second writable shared mapping of file pages
  * already mapped so is refused with ENODEV, since the two would be two
- * copies and the RRU tracks lines by guest address; ftruncate on a mapped
- * file does not show in the mapping; mremap of such a mapping is refused
- * (EINVAL). A write() to the file does show (shmap_file_written). */
+ * copies and the RRU tracks lines by guest address; mremap of such a
+ * mapping is refused (EINVAL). A write() to the file shows
+ * (shmap_file_written), and so does a truncation (shmap_file_resized). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +117,34 @@ void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *d
             uint64_t k = (next < hi ? next : hi) - at;
             (void)guest_write_logged(p, m->addr + (at - m->off), data + (at - off), k);
             at += k;
+        }
+    }
+}
+
+/* The file (DEV, INO) was truncated or extended; FROM is the smaller of
+ * its old and new sizes. The mapped bytes at file offsets from FROM on
+ * become zeros, as in Linux: a shrink drops the page cache past the new
+ * end (zeroing the tail of the last page), and an extension reads as
+ * zeros. They are stored as the calling core's stores and logged, as in
+ * shmap_file_written; a page present and all zeros is left alone. (Linux
+ * also makes whole pages past a new end fault with SIGBUS until the file
+ * grows again; here they read as zeros.) */
+void shmap_file_resized(drv_proc *p, uint64_t dev, uint64_t ino, uint64_t from)
+{
+    static const uint8_t zeros[LX_PAGE_SIZE];
+    uint8_t page[LX_PAGE_SIZE];
+    for (size_t i = 0; i < p->nshmaps; i++) {
+        const shared_map *m = &p->shmaps[i];
+        if (m->fd < 0 || m->dev != dev || m->ino != ino)
+            continue;
+        uint64_t end = m->off + ((m->len + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK);
+        for (uint64_t at = from > m->off ? from : m->off; at < end;) {
+            uint64_t next = (at | LX_PAGE_MASK) + 1, k = next - at;
+            uint64_t addr = m->addr + (at - m->off);
+            /* An absent page would come in with the bytes mmap read. */
+            if (rru_mem_read(p->mem, addr, page, k) != 0 || memcmp(page, zeros, k) != 0)
+                (void)guest_write_logged(p, addr, zeros, k);
+            at = next;
         }
     }
 }

@@ -239,6 +239,14 @@ int64_t sc_renameat2(drv_proc *p, thread *t, const uint64_t a[6])
     return renameat2((int)d1, from, (int)d2, to, (unsigned)a[4]) < 0 ? -(int64_t)errno : 0;
 }
 
+/* A file whose status before a truncation to LEN was ST: its writable
+ * shared mappings see the change. */
+static void resized(drv_proc *p, const struct stat *st, uint64_t len)
+{
+    uint64_t old = (uint64_t)st->st_size;
+    shmap_file_resized(p, (uint64_t)st->st_dev, (uint64_t)st->st_ino, old < len ? old : len);
+}
+
 int64_t sc_ftruncate(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
@@ -249,7 +257,13 @@ int64_t sc_ftruncate(drv_proc *p, thread *t, const uint64_t a[6])
         return -LX_EBADF;
     if (f->kind != FILE_HOST || !writable(f))   /* not a file open for writing */
         return -LX_EINVAL;
-    return ftruncate(f->host_fd, (off_t)a[1]) < 0 ? -(int64_t)errno : 0;
+    struct stat st;
+    int known = p->nshmaps && fstat(f->host_fd, &st) == 0;
+    if (ftruncate(f->host_fd, (off_t)a[1]) < 0)
+        return -(int64_t)errno;
+    if (known)
+        resized(p, &st, a[1]);
+    return 0;
 }
 
 /* fsync, fdatasync: a host file is as durable as the host makes it;
@@ -273,7 +287,13 @@ int64_t sc_truncate(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t dir = changing_at(p, LX_AT_FDCWD, a[0], path, 1);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    return truncate(path, (off_t)a[1]) < 0 ? -(int64_t)errno : 0;
+    struct stat st;
+    int known = p->nshmaps && stat(path, &st) == 0;
+    if (truncate(path, (off_t)a[1]) < 0)
+        return -(int64_t)errno;
+    if (known)
+        resized(p, &st, a[1]);
+    return 0;
 }
 
 /* The host file of guest descriptor FD that a call changes (fallocate,

@@ -11,6 +11,8 @@
  *     the file, whose size does not change;
  *   - bytes written to the file with pwrite, write and writev (across a
  *     page boundary) show in the mapping at once;
+ *   - ftruncate to a smaller size zeros the mapping past the new end,
+ *     which stays zero when the file grows back;
  *   - after munmap, the file holds what the mapping held, and what a
  *     mapping through a descriptor closed since held;
  *   - finally a new mapping gets "END!" stored at offset 8000 and the
@@ -138,6 +140,18 @@ int main(int argc, char **argv)
         die("writev");
     printf("pwrite, write and writev (across a page) in the mapping: '%.2s' '%.2s' '%.4s'\n",
            (char *)map + 100, (char *)map + 4200, (char *)map + 8190);
+    /* Truncated, the mapping's bytes past the new end read as zeros, and
+     * stay zeros when the file grows again (the page past the end is not
+     * touched while it is past it: Linux would raise SIGBUS). */
+    if (ftruncate(fd, 4250) != 0)
+        die("ftruncate");
+    printf("ftruncate to 4250: mapping at 4200 '%.2s', at 4249 %d, at 4250 %d, at 8190 %d\n",
+           (char *)map + 4200, map[4249], map[4250], map[8190]);
+    if (ftruncate(fd, FILE_SIZE) != 0)
+        die("ftruncate");
+    printf("ftruncate back to %d: at 4250 %d, at 8190 %d, at 8192 %d, past the end %d\n", FILE_SIZE,
+           map[4250], map[8190], map[8192], map[FILE_SIZE + 10]);
+    map[8000] = 'T';
     printf("munmap: %d\n", munmap(map, 3 * PAGE));
     /* Another descriptor maps the last page; the mapping outlives it. */
     int fd2 = open(path, O_RDWR);
