@@ -241,9 +241,10 @@ void shmap_sync_file(drv_proc *p, int host_fd);
 int proc_exec_image(drv_proc *p, loader_image *img, const char *host_path, const char *guest_path,
                     const char *const *argv, size_t argc, const char *const *envp, size_t envc,
                     rru_ctx *ctx, char *err, size_t errlen);
-/* Replay of a successful execve by T (arguments A) on the recording's next
+/* Replay of a successful execve or execveat (NR) by T (arguments A) on the recording's next
  * image: 0 with *CTX the new registers, or -1 with MSG. */
-int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], char *msg, size_t msglen);
+int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, uint64_t nr, const uint64_t a[6], char *msg,
+                    size_t msglen);
 /* N bytes DATA were written at file offset OFF of HOST_FD through a
  * descriptor: they show in the file's writable shared mappings at once. */
 void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n);

@@ -301,7 +301,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     case DRV_RP_EXEC:
         /* A failed execve changed nothing; a successful one loads the
          * recorded image again, and the log puts back its random bytes. */
-        if (result == 0 && (exec_replay(p, t, ctx, a, msg, msglen) < 0 ||
+        if (result == 0 && (exec_replay(p, t, ctx, nr, a, msg, msglen) < 0 ||
                             apply_mem(p, tid, in, NULL, NULL, msg, msglen) < 0))
             rc = DRV_REPLAY_DIVERGED;
         break;

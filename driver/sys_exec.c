@@ -21,7 +21,9 @@
  * From a thread other than the first, the caller takes the first thread's
  * id (the pid) as the guest sees it (thread.vtid); rnr's records keep its
  * own. Not supported (docs/driver.md): a program that is not a static
- * riscv64 ELF executable (ENOEXEC), and execveat. */
+ * riscv64 ELF executable (ENOEXEC). execveat is execve at a directory
+ * descriptor's path or of a descriptor's own file (AT_EMPTY_PATH; glibc's
+ * fexecve), found through the host's /proc/self/fd. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -197,15 +199,23 @@ static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char
     return 0;
 }
 
-/* The arguments of execve (path a[0], argv a[1], envp a[2]); 0 or -errno. */
-static int64_t exec_args(drv_proc *p, const uint64_t a[6], char *path, size_t pathlen, char ***argv,
-                         size_t *argc, char ***envp, size_t *envc)
+#define EXECVEAT_NR 281
+#define EXEC_AT_EMPTY_PATH 0x1000
+#define EXEC_AT_SYMLINK_NOFOLLOW 0x100
+
+/* The arguments of execve (path a[0], argv a[1], envp a[2]) or execveat
+ * (the same from a[1]; an empty path only with AT_EMPTY_PATH in a[4]);
+ * 0 or -errno. */
+static int64_t exec_args(drv_proc *p, uint64_t nr, const uint64_t a[6], char *path, size_t pathlen,
+                         char ***argv, size_t *argc, char ***envp, size_t *envc)
 {
-    int64_t n = guest_read_str(p, a[0], path, pathlen);
+    int at = nr == EXECVEAT_NR;
+    int64_t n = guest_read_str(p, a[at], path, pathlen);
     if (n < 0)
         return n;
-    if (n == 0)
+    if (n == 0 && !(at && (a[4] & EXEC_AT_EMPTY_PATH)))
         return -LX_ENOENT;
+    a += at;
     size_t bytes = 0;
     int64_t rc = read_strings(p, a[1], argv, argc, &bytes);
     if (rc < 0)
@@ -237,19 +247,77 @@ static int add_exec(drv_proc *p, const char *abs, const char *sha)
     return 0;
 }
 
-int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
+/* The name execveat gives the program (its AT_EXECFN) for the guest's
+ * DIRFD, PATH and FLAGS, as Linux does: PATH itself when absolute or
+ * relative to the working directory, else /dev/fd/DIRFD[/PATH]. */
+static void execveat_name(int64_t dirfd, const char *path, char *out, size_t len)
+{
+    if (path[0] == '/' || dirfd == LX_AT_FDCWD)
+        snprintf(out, len, "%s", path);
+    else if (!path[0])
+        snprintf(out, len, "/dev/fd/%d", (int)dirfd);
+    else
+        snprintf(out, len, "/dev/fd/%d/%.3900s", (int)dirfd, path);
+}
+
+/* The host path of execveat's program (DIRFD, PATH, FLAGS) into HOST:
+ * through /proc/self/fd/ of the host descriptor for a path relative to a
+ * directory descriptor, or for AT_EMPTY_PATH the descriptor's own file.
+ * 0 or -errno (EINVAL for other flags, EBADF, ENOTDIR, ELOOP for a final
+ * symbolic link under AT_SYMLINK_NOFOLLOW). */
+static int64_t execveat_host(drv_proc *p, int64_t dirfd, const char *path, uint64_t flags,
+                             char host[PATH_MAX])
+{
+    if (flags & ~(uint64_t)(EXEC_AT_EMPTY_PATH | EXEC_AT_SYMLINK_NOFOLLOW))
+        return -LX_EINVAL;
+    if (path[0] == '/' || dirfd == LX_AT_FDCWD) {
+        snprintf(host, PATH_MAX, "%s", path);
+        int64_t rc = files_map_tmp(p, host, PATH_MAX);
+        if (rc < 0)
+            return rc;
+    } else {
+        const file_obj *f = files_get(p, dirfd);
+        if (!f)
+            return -LX_EBADF;
+        if (f->kind != FILE_HOST)
+            return path[0] ? -LX_ENOTDIR : -LX_EACCES;
+        if (path[0]) {
+            struct stat st;
+            if (fstat(f->host_fd, &st) != 0 || !S_ISDIR(st.st_mode))
+                return -LX_ENOTDIR;
+            snprintf(host, PATH_MAX, "/proc/self/fd/%d/%.4000s", f->host_fd, path);
+        } else {
+            snprintf(host, PATH_MAX, "/proc/self/fd/%d", f->host_fd);
+        }
+    }
+    struct stat st;
+    if (path[0] && (flags & EXEC_AT_SYMLINK_NOFOLLOW) && lstat(host, &st) == 0 && S_ISLNK(st.st_mode))
+        return -LX_ELOOP;
+    return 0;
+}
+
+/* execve (a[0] path, a[1] argv, a[2] envp) and execveat (a[0] dirfd, then
+ * path, argv, envp, and a[4] flags). */
+static int64_t exec_call(drv_proc *p, thread *t, uint64_t nr, const uint64_t a[6])
 {
     char path[PATH_MAX];
     char **argv = NULL, **envp = NULL;
     size_t argc = 0, envc = 0;
-    int64_t rc = exec_args(p, a, path, sizeof path, &argv, &argc, &envp, &envc);
+    int64_t rc = exec_args(p, nr, a, path, sizeof path, &argv, &argc, &envp, &envc);
     if (rc < 0)
         return rc;
-    char host[PATH_MAX], abs[PATH_MAX];
-    snprintf(host, sizeof host, "%s", path);
+    char host[PATH_MAX], abs[PATH_MAX], name[PATH_MAX];
     struct stat st;
     char sha[RNR_SHA256_HEX];
-    if ((rc = files_map_tmp(p, host, sizeof host)) < 0)
+    if (nr == EXECVEAT_NR) {
+        execveat_name((int64_t)(int32_t)a[0], path, name, sizeof name);
+        rc = execveat_host(p, (int64_t)(int32_t)a[0], path, a[4], host);
+    } else {
+        snprintf(name, sizeof name, "%s", path);
+        snprintf(host, sizeof host, "%s", path);
+        rc = files_map_tmp(p, host, sizeof host);
+    }
+    if (rc < 0)
         goto out;
     if (access(host, X_OK) != 0) {
         rc = -(int64_t)errno;
@@ -260,7 +328,7 @@ int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6])
         goto out;
     }
     rru_ctx *ctx = sched_ctx(p, t);
-    rc = do_exec(p, t, abs, path, argv, argc, envp, envc, ctx, NULL, sha);
+    rc = do_exec(p, t, abs, name, argv, argc, envp, envc, ctx, NULL, sha);
     if (rc == 0 && p->in) {
         if (add_exec(p, abs, sha) < 0) {
             proc_fail(p, "recording: out of memory");
@@ -283,8 +351,15 @@ out:
     return rc;
 }
 
-int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], char *msg,
-                    size_t msglen)
+int64_t sc_execve(drv_proc *p, thread *t, const uint64_t a[6]) { return exec_call(p, t, 221, a); }
+
+int64_t sc_execveat(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    return exec_call(p, t, EXECVEAT_NR, a);
+}
+
+int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, uint64_t nr, const uint64_t a[6],
+                    char *msg, size_t msglen)
 {
     const drv_exec_image *e;
     char dyn_path[PATH_MAX];
@@ -307,15 +382,19 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, const uint64_t a[6], c
         return -1;
     }
     char hex[RNR_SHA256_HEX];
-    char path[PATH_MAX];
+    char path[PATH_MAX], name[PATH_MAX];
     char **argv = NULL, **envp = NULL;
     size_t argc = 0, envc = 0;
-    if (exec_args(p, a, path, sizeof path, &argv, &argc, &envp, &envc) < 0) {
+    if (exec_args(p, nr, a, path, sizeof path, &argv, &argc, &envp, &envc) < 0) {
         snprintf(msg, msglen, "thread %u: the arguments of its execve are not readable in the replay",
                  t->tid);
         return -1;
     }
-    int64_t rc = do_exec(p, t, e->path, path, argv, argc, envp, envc, ctx, e->sha256, hex);
+    if (nr == EXECVEAT_NR)
+        execveat_name((int64_t)(int32_t)a[0], path, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "%s", path);
+    int64_t rc = do_exec(p, t, e->path, name, argv, argc, envp, envc, ctx, e->sha256, hex);
     free_strings(argv, argc);
     free_strings(envp, envc);
     if (rc == 1) {

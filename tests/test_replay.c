@@ -626,13 +626,13 @@ START_TEST(replay_reproduces_execve_from_every_format)
     }
     /* The caller's other threads end at the execve (one blocked, one
      * running on another core): every format, checks at every chunk end. */
-    for (int s = 1; s <= 4; s++) {
+    for (int s = 1; s <= 5; s++) {
         char name[32], seed[16];
         snprintf(name, sizeof name, "threaded%d", s);
         snprintf(seed, sizeof seed, "%d", s);
         /* Seeds 3 and 4: the execve comes from the second thread, which
-         * takes the first one's id. */
-        workload w = {"execer", {s <= 2 ? "threaded" : "fromthread", NULL}};
+         * takes the first one's id; 5: execveat, then fexecve. */
+        workload w = {"execer", {s <= 2 ? "threaded" : s <= 4 ? "fromthread" : "at", NULL}};
         tu_output rec;
         char *dir = record(tmp, name, &w, (const char *[]){"-n", "4", "--seed", seed, "--check-every", "chunk",
                                                            NULL}, &rec);

@@ -1234,6 +1234,21 @@ START_TEST(run_replaces_the_program_with_execve)
                       cores[c], r.status, r.out, r.err);
         tu_output_free(&r);
     }
+    /* execveat: its errors, at a directory descriptor (AT_EXECFN
+     * /dev/fd/D/NAME), then fexecve (AT_EMPTY_PATH, /dev/fd/F), as x86-64
+     * Linux 6.x gives them (qemu-riscv64 has no execveat: ENOSYS). */
+    tu_rnr(&r, (const char *[]){"run", "--", exe, "at", NULL});
+    const char *base = strrchr(exe, '/') + 1;
+    snprintf(want, sizeof want, "execer at: execfn %s\n"
+             "  execveat with an unknown flag: Invalid argument\n"
+             "  execveat of an empty path: No such file or directory\n"
+             "  execveat at a descriptor that is not a directory: Not a directory\n"
+             "  execveat of a missing file: No such file or directory\n"
+             "execer at2: execfn /dev/fd/4/%s\n"
+             "execer round 0: pid 1000, 2 arguments, execfn /dev/fd/5\n", exe, base);
+    ck_assert_msg(r.status == 7 && strcmp(r.out, want) == 0 && r.err_len == 0, "exit %d: %s%s", r.status, r.out,
+                  r.err);
+    tu_output_free(&r);
     /* From another thread than the first, while the first waits in
      * pthread_join: the caller takes the first thread's id, as in Linux;
      * its own names nothing. */

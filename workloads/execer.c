@@ -14,6 +14,12 @@
  * Starts a thread blocked in read() and one spinning, then executes itself
  * (round 0) from the main thread: the two threads end, as in Linux (round
  * 0 yields a while and says whether the spinner's counter moved).
+ * Usage: execer at
+ * execveat: its errors (an unknown flag, an empty path, a descriptor that
+ * is not a directory, a missing file), then the program again at a
+ * descriptor of its directory (AT_EXECFN /dev/fd/D/NAME), which executes
+ * itself with fexecve (execveat AT_EMPTY_PATH; AT_EXECFN /dev/fd/F) into
+ * round 0. The program's path must name its directory.
  * Usage: execer fromthread
  * A second thread executes the program (round 0) while the main thread
  * waits in pthread_join: the main thread ends, and the caller goes on
@@ -29,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void on_usr1(int sig) { (void)sig; }
@@ -83,6 +90,40 @@ int main(int argc, char **argv, char **envp)
         (void)envp;
         execve(argv[0], args, env);
         printf("execve with three threads: %s\n", strerror(errno));
+        return 1;
+    }
+    if (strcmp(argv[1], "at") == 0) {
+        printf("execer at: execfn %s\n", (const char *)getauxval(AT_EXECFN));
+        char *none[] = {"nothing", NULL};
+        syscall(SYS_execveat, AT_FDCWD, self, none, envp, 0x4000);
+        printf("  execveat with an unknown flag: %s\n", strerror(errno));
+        syscall(SYS_execveat, AT_FDCWD, "", none, envp, 0);
+        printf("  execveat of an empty path: %s\n", strerror(errno));
+        int nul = open("/dev/null", O_RDONLY);
+        syscall(SYS_execveat, nul, "x", none, envp, 0);
+        printf("  execveat at a descriptor that is not a directory: %s\n", strerror(errno));
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", self);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            return 2;
+        *slash = '\0';
+        int d = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY);
+        syscall(SYS_execveat, d, "no-such-program", none, envp, 0);
+        printf("  execveat of a missing file: %s\n", strerror(errno));
+        char *args[] = {self, "at2", NULL};
+        fflush(stdout);
+        syscall(SYS_execveat, d, slash + 1, args, envp, 0);
+        printf("  execveat at the program's directory: %s\n", strerror(errno));
+        return 1;
+    }
+    if (strcmp(argv[1], "at2") == 0) {
+        printf("execer at2: execfn %s\n", (const char *)getauxval(AT_EXECFN));
+        int fd = open(self, O_RDONLY);
+        char *args[] = {self, "0", NULL};
+        fflush(stdout);
+        fexecve(fd, args, envp);
+        printf("  fexecve: %s\n", strerror(errno));
         return 1;
     }
     if (strcmp(argv[1], "fromthread") == 0) {
