@@ -1249,6 +1249,18 @@ START_TEST(run_replaces_the_program_with_execve)
     ck_assert_msg(r.status == 7 && strcmp(r.out, want) == 0 && r.err_len == 0, "exit %d: %s%s", r.status, r.out,
                   r.err);
     tu_output_free(&r);
+    /* Through a symbolic link: AT_SYMLINK_NOFOLLOW refuses it. */
+    char *link = strdup(tu_path(dir, "execer-link"));
+    ck_assert_int_eq(symlink(exe, link), 0);
+    tu_rnr(&r, (const char *[]){"run", "--", link, "at", NULL});
+    snprintf(want, sizeof want, "  execveat of a missing file: No such file or directory\n"
+             "  execveat of a symbolic link with AT_SYMLINK_NOFOLLOW: Too many levels of symbolic links\n"
+             "execer at2: execfn /dev/fd/4/execer-link\n"
+             "execer round 0: pid 1000, 2 arguments, execfn /dev/fd/5\n");
+    ck_assert_msg(r.status == 7 && strstr(r.out, want) && r.err_len == 0, "exit %d: %s%s", r.status, r.out,
+                  r.err);
+    tu_output_free(&r);
+    free(link);
     /* From another thread than the first, while the first waits in
      * pthread_join: the caller takes the first thread's id, as in Linux;
      * its own names nothing. */

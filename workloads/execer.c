@@ -19,7 +19,8 @@
  * is not a directory, a missing file), then the program again at a
  * descriptor of its directory (AT_EXECFN /dev/fd/D/NAME), which executes
  * itself with fexecve (execveat AT_EMPTY_PATH; AT_EXECFN /dev/fd/F) into
- * round 0. The program's path must name its directory.
+ * round 0. The program's path must name its directory; when it is a
+ * symbolic link, AT_SYMLINK_NOFOLLOW refuses it first (ELOOP).
  * Usage: execer fromthread
  * A second thread executes the program (round 0) while the main thread
  * waits in pthread_join: the main thread ends, and the caller goes on
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -111,6 +113,11 @@ int main(int argc, char **argv, char **envp)
         int d = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY);
         syscall(SYS_execveat, d, "no-such-program", none, envp, 0);
         printf("  execveat of a missing file: %s\n", strerror(errno));
+        struct stat st;
+        if (lstat(self, &st) == 0 && S_ISLNK(st.st_mode)) {
+            syscall(SYS_execveat, d, slash + 1, none, envp, AT_SYMLINK_NOFOLLOW);
+            printf("  execveat of a symbolic link with AT_SYMLINK_NOFOLLOW: %s\n", strerror(errno));
+        }
         char *args[] = {self, "at2", NULL};
         fflush(stdout);
         syscall(SYS_execveat, d, slash + 1, args, envp, 0);
