@@ -453,6 +453,9 @@ int files_write_allowed(const drv_proc *p, int dirfd_host, const char *path, int
  * /tmp or /dev/shm or below into the host directory's path: 0, or
  * -ENAMETOOLONG. */
 int64_t files_map_tmp(const drv_proc *p, char *path, size_t size);
+/* 1 if the absolute guest PATH is one the simulated system does not have
+ * (/proc, /sys, /dev but for /dev/null and /dev/zero): ENOENT. */
+int files_hidden(const char *path);
 /* Creates the private /tmp and /dev/shm (drv_config.private_tmp) and
  * allows writes under them: 0, or -1 with a message in ERR. */
 int files_private_tmp(drv_proc *p, char *err, size_t errlen);

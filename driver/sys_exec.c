@@ -11,7 +11,8 @@
  * point with every register zero but sp. The recording lists every image
  * a successful execve loaded, in order, with its SHA-256 (drv_proc_exec),
  * hands the file's bytes to the recorder (drv_config.exec_loaded, which
- * packs them into the bundle), and logs the new stack's 16 AT_RANDOM bytes as the call's memory record.
+ * packs them into the bundle), and logs the new stack's 16 AT_RANDOM
+ * bytes as the call's memory record.
  *
  * Replay: a successful execve is executed again on the next image of that
  * list (drv_config.exec_images, the file checked against its hash): the
@@ -275,6 +276,8 @@ static int64_t execveat_host(drv_proc *p, int64_t dirfd, const char *path, uint6
         int64_t rc = files_map_tmp(p, host, PATH_MAX);
         if (rc < 0)
             return rc;
+        if (host[0] == '/' && files_hidden(host))
+            return -LX_ENOENT;   /* /proc/self/fd/N would be the host's descriptor N */
     } else {
         const file_obj *f = files_get(p, dirfd);
         if (!f)
@@ -316,6 +319,8 @@ static int64_t exec_call(drv_proc *p, thread *t, uint64_t nr, const uint64_t a[6
         snprintf(name, sizeof name, "%s", path);
         snprintf(host, sizeof host, "%s", path);
         rc = files_map_tmp(p, host, sizeof host);
+        if (rc == 0 && host[0] == '/' && files_hidden(host))
+            rc = -LX_ENOENT;   /* /proc/self/fd/N would be the host's descriptor N */
     }
     if (rc < 0)
         goto out;

@@ -92,8 +92,10 @@ static int sink_device(const char *path)
     return strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/zero") == 0;
 }
 
-/* Paths the simulated system does not have. */
-static int hidden_path(const char *path)
+/* Paths the simulated system does not have (/proc, /sys and /dev but
+ * for /dev/null and /dev/zero; the few /proc/self files it has are
+ * answered before this is asked). */
+int files_hidden(const char *path)
 {
     static const char *const roots[] = {"/proc", "/sys", "/dev"};
     if (sink_device(path))
@@ -159,7 +161,7 @@ static int64_t host_at(drv_proc *p, uint64_t guest_dirfd, const char *path)
     int64_t dir = host_dirfd(p, (int64_t)(int32_t)guest_dirfd);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    if (path[0] == '/' && hidden_path(path)) {
+    if (path[0] == '/' && files_hidden(path)) {
         if (strncmp(path, "/dev/shm", 8) == 0 && (path[8] == '/' || path[8] == 0))
             proc_warn_once(p, WARN_DEV_SHM, "the guest has no /dev/shm (shm_open, sem_open: "
                            "ENOENT); --private-tmp gives it one of its own");

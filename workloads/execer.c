@@ -118,6 +118,13 @@ int main(int argc, char **argv, char **envp)
             syscall(SYS_execveat, d, slash + 1, none, envp, AT_SYMLINK_NOFOLLOW);
             printf("  execveat of a symbolic link with AT_SYMLINK_NOFOLLOW: %s\n", strerror(errno));
         }
+        if (getenv("EXECER_PROC")) {
+            /* The simulated system has no /proc/self/fd. */
+            execve("/proc/self/fd/0", none, envp);
+            printf("  execve of /proc/self/fd/0: %s\n", strerror(errno));
+            syscall(SYS_execveat, AT_FDCWD, "/proc/self/fd/0", none, envp, 0);
+            printf("  execveat of /proc/self/fd/0: %s\n", strerror(errno));
+        }
         char *args[] = {self, "at2", NULL};
         fflush(stdout);
         syscall(SYS_execveat, d, slash + 1, args, envp, 0);
