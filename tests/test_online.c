@@ -325,26 +325,47 @@ START_TEST(online_follower_refuses_garbage_another_version_and_a_second_primary)
 }
 END_TEST
 
-/* Rewrites the stream file PATH with the first block of TYPE changed
- * (its first byte flipped) and framed again with a valid CRC. */
+/* Rewrites the stream file PATH with the first block of TYPE past SKIP
+ * others changed (its first byte flipped), or with every block of TYPE
+ * left out (DROP), framed again with a valid CRC. */
 typedef struct retype {
     rnr_membuf out;
     uint32_t type;
     int done;
+    int skip, drop;
 } retype;
 
 static int rewrite(void *ctx, uint32_t type, const uint8_t *p, size_t len)
 {
     retype *r = ctx;
+    if (type == r->type && r->drop) {
+        r->done = 1;
+        return 0;
+    }
     uint8_t *c = malloc(len + 1);
     memcpy(c, p, len);
-    if (type == r->type && len && !r->done) {
+    if (type == r->type && len && !r->done && r->skip-- == 0) {
         c[0] ^= 1;
         r->done = 1;
     }
     rnr_stream_put_block(&r->out, type, c, len);
     free(c);
     return 0;
+}
+
+/* The stream file T/s rewritten as R says into T/bad. */
+static void rewrite_stream(const char *t, retype *r)
+{
+    size_t n;
+    uint8_t *s = tu_read_file(tu_path(t, "s"), &n);
+    rnr_stream_put_header(&r->out);
+    rnr_stream_parser *p = rnr_stream_parser_new("s", 1);
+    ck_assert_int_eq(rnr_stream_feed(p, s, n, rewrite, r), 0);
+    ck_assert(r->done);
+    rnr_stream_parser_free(p);
+    tu_write_file(tu_path(t, "bad"), r->out.data, r->out.len);
+    free(r->out.data);
+    free(s);
 }
 
 START_TEST(online_follower_finds_a_tampered_stream)
@@ -356,23 +377,49 @@ START_TEST(online_follower_finds_a_tampered_stream)
        "2>/dev/null; echo \"record $?\"\n");
     ck_assert_msg(strstr(o.out, "record 0"), "%s", o.out);
     tu_output_free(&o);
-    size_t n;
-    uint8_t *s = tu_read_file(tu_path(t, "s"), &n);
-    retype r = { { NULL, 0, 0 }, RNR_ST_STDOUT, 0 };
-    rnr_stream_put_header(&r.out);
-    rnr_stream_parser *p = rnr_stream_parser_new("s", 1);
-    ck_assert_int_eq(rnr_stream_feed(p, s, n, rewrite, &r), 0);
-    ck_assert(r.done);
-    rnr_stream_parser_free(p);
-    tu_write_file(tu_path(t, "bad"), r.out.data, r.out.len);
-    free(r.out.data);
-    free(s);
+    retype r = { { NULL, 0, 0 }, RNR_ST_STDOUT, 0, 0, 0 };
+    rewrite_stream(t, &r);
     /* A recorded stdout that is not what the replay prints: verdict 1. */
     tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "bad"), &o);
     ck_assert_msg(o.status == 1 && strstr(o.err, "stdout") && strstr(o.err, "differs"), "%d %s",
                   o.status, o.err);
     tu_output_free(&o);
     /* The untouched stream is verified (the check above is the tampering's). */
+    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "s"), &o);
+    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
+/* The exec blocks of execer's stream damaged: a mention of a program the
+ * stream never carried, a program whose bytes are not its hash (exit 2,
+ * a stream that is not one), and a stream without them (the replay
+ * cannot go on at the first execve: exit 1, named). */
+START_TEST(online_follower_refuses_damaged_exec_blocks)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "cp \"$G/argenv\" \"$T/argenv\" || exit 1\n"
+       "timeout $TO \"$R\" record -n 2 --quiet --stream - -o \"$T/p\" -- \"$G/execer\" 2 \"$T/argenv\" a "
+       ">\"$T/s\" 2>/dev/null; echo \"record $?\"\n");
+    ck_assert_msg(strstr(o.out, "record 0"), "%s", o.out);
+    tu_output_free(&o);
+    static const struct { int skip, drop, status; const char *want; } cases[] = {
+        { 0, 0, 2, "names a program the stream did not carry" },
+        { 2, 0, 2, "came with another SHA-256" },
+        { 0, 1, 1, "the stream ended before it brought the program that execve loaded" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        retype r = { { NULL, 0, 0 }, RNR_ST_EXEC, 0, cases[i].skip, cases[i].drop };
+        rewrite_stream(t, &r);
+        tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "bad"), &o);
+        ck_assert_msg(o.status == cases[i].status && strstr(o.err, cases[i].want), "case %zu: %d %s", i,
+                      o.status, o.err);
+        tu_output_free(&o);
+    }
     tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "s"), &o);
     ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
     tu_output_free(&o);
@@ -683,6 +730,7 @@ TU_SUITE(online)
     tcase_add_test(tc, online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_workers);
     tcase_add_test(tc, online_follower_replays_a_stream_through_a_pipe);
     tcase_add_test(tc, online_follower_replays_execve_while_the_primary_records);
+    tcase_add_test(tc, online_follower_refuses_damaged_exec_blocks);
     tcase_add_test(tc, online_follower_finds_a_tampered_stream);
     tcase_add_test(tc, online_follower_stops_at_the_first_chunk_that_diverges);
     tcase_add_test(tc, online_follower_stops_soon_after_the_primary_is_killed);
