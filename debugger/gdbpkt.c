@@ -326,6 +326,11 @@ void gdb_parse(const char *p, size_t n, gdb_cmd *c)
     case 'Q':
         if (starts(p, end, "qSupported")) {
             c->kind = GDB_SUPPORTED;
+            /* The one feature of gdb's the server uses. */
+            static const char ev[] = "exec-events+";
+            for (const char *q = p; q + sizeof ev - 1 <= end; q++)
+                if (memcmp(q, ev, sizeof ev - 1) == 0)
+                    c->step = 1;
             return;
         }
         if (starts(p, end, "qfThreadInfo") && n == 12) {

@@ -66,7 +66,7 @@ typedef enum gdb_cmd_kind {
 
 typedef struct gdb_cmd {
     gdb_cmd_kind kind;
-    int step;               /* RESUME / REVERSE: 1 step, 0 continue */
+    int step;               /* RESUME / REVERSE: 1 step, 0 continue; SUPPORTED: gdb takes exec events */
     int others;             /* RESUME: threads without an action of their own move too
                              * (vCont;s:T;c); else only TID moves (vCont;c:T, s, vCont;s:T) */
     int64_t tid;            /* RESUME step's thread (0: current), H/T/qThreadExtraInfo: -1 all, 0 any */

@@ -117,7 +117,8 @@ typedef struct dbg_shared {
     unsigned nwatches;
     int64_t gthread;            /* Hg: registers of this thread (0: the stopped one) */
     int64_t cthread;            /* Hc: plain s steps this thread (0: the stopped one) */
-    char stop_reply[128];
+    char stop_reply[2 * PATH_MAX + 64];   /* an exec stop names the program, in hex */
+    int exec_events;            /* gdb takes exec stops (qSupported exec-events+) */
     int quiet;                  /* the guest's output was printed once: not again */
     gdb_rx rx;
     char in[4096];              /* bytes received from gdb; those before in_i handled */
@@ -167,6 +168,7 @@ struct dbg {
     char verdict[1400];         /* the end's one line */
     int armed;                  /* the breakpoints are written into guest memory */
     int hit;                    /* run() stopped at an EBREAK */
+    int execd;                  /* run() stopped after an execve, not reported yet */
     uint32_t stop_tid;
     thread_pos *pos;
     size_t npos;
@@ -240,6 +242,7 @@ dbg *dbg_open(const dbg_options *o, char *err, size_t errlen)
     d->x = rp_exec_open(o->dir, &eo, err, errlen);
     if (!d->x)
         goto fail;
+    rp_exec_exec_stops(d->x, 0, 1);
     d->r = rp_exec_open_log(d->x, o->kind, err, errlen);
     if (!d->r)
         goto fail;
@@ -435,8 +438,15 @@ static void run(dbg *d, uint64_t n)
     char msg[RP_MSG_MAX];
     uint64_t left = rp_exec_left(d->x, 0);
     int rc = rp_exec_run(d->x, 0, n, msg, sizeof msg);
-    d->insns += left - (rc == 1 || rc == 2 ? rp_exec_left(d->x, 0) : 0);
+    d->insns += left - (rc >= 1 ? rp_exec_left(d->x, 0) : 0);
     d->hit = rc == 2;
+    if (rc == 3) {
+        /* The breakpoints armed went with the old program's memory:
+         * nothing to put back. */
+        d->armed = 0;
+        rp_exec_ebreak_stops(d->x, 0, 0);
+        d->execd = 1;
+    }
     if (rc < 0)
         end_with(d, 1, msg);
     else if (rc == 0)
@@ -636,6 +646,27 @@ static void stop(dbg *d, const char *fmt, ...)
     send_str(d, d->sh->stop_reply);
 }
 
+/* Thread TID's execve replaced the program: with exec events, gdb is
+ * told which file the process now runs (it loads its symbols, and inserts
+ * its breakpoints again, holding none inserted: the server forgets them
+ * too); without, a plain stop. */
+static void exec_stop(dbg *d, uint32_t tid)
+{
+    d->execd = 0;
+    if (!d->sh->exec_events) {
+        stop(d, "T05thread:%x;", tid);
+        return;
+    }
+    d->sh->nbreaks = 0;
+    d->sh->nwatches = 0;
+    char abs[PATH_MAX], hex[2 * PATH_MAX + 1];
+    const char *exe = drv_proc_exe(rp_exec_proc(d->x));
+    if (!realpath(exe, abs))
+        snprintf(abs, sizeof abs, "%s", exe);
+    gdb_hex(abs, strlen(abs), hex);
+    stop(d, "T05exec:%s;thread:%x;", hex, tid);
+}
+
 static void report_end(dbg *d)
 {
     char line[1500];
@@ -734,6 +765,7 @@ static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
 {
     int first = 1;
     uint64_t polls = 0, last = rp_exec_instructions(d->x) - 1;
+    d->execd = 0;   /* one a restore or goto passed is not news */
     for (;;) {
         if (!d->in_chunk && !next_chunk(d)) {
             report_end(d);
@@ -752,6 +784,10 @@ static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
             !(first && break_at(d, rp_exec_live(d->x, 0, NULL)->pc)) && arm(d) == 0) {
             first = 0;
             run(d, d->insns < last && last - d->insns < SLICE ? last - d->insns : SLICE);
+            if (d->execd) {
+                exec_stop(d, tid);
+                return;
+            }
             if (d->hit) {
                 uint64_t pc = rp_exec_live(d->x, 0, NULL)->pc;
                 disarm(d);
@@ -763,6 +799,10 @@ static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
                  * recorded; the guest's own EBREAK: what a plain replay
                  * does with it. */
                 run(d, 1);
+            }
+            if (d->execd) {
+                exec_stop(d, tid);
+                return;
             }
             if (d->ended) {
                 report_end(d);
@@ -801,6 +841,10 @@ static void resume(dbg *d, uint32_t step_tid, uint32_t focus)
         run(d, 1);
         if (d->ended) {
             report_end(d);
+            return;
+        }
+        if (d->execd) {
+            exec_stop(d, tid);
             return;
         }
         if (step_tid == tid) {
@@ -1618,8 +1662,9 @@ static int command(dbg *d, const char *p, size_t n)
         send_str(d, "E01");
         return 0;
     case GDB_SUPPORTED:
+        d->sh->exec_events = c.step;
         sendf(d, "PacketSize=%x;qXfer:features:read+;QStartNoAckMode+;vContSupported+;"
-              "ReverseStep+;ReverseContinue+", GDB_PKT_MAX);
+              "ReverseStep+;ReverseContinue+%s", GDB_PKT_MAX, c.step ? ";exec-events+" : "");
         return 0;
     case GDB_NO_ACK:
         send_str(d, "OK");

@@ -190,6 +190,9 @@ void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instr
 /* Recording: the programs successful execve calls loaded, in order (for
  * the manifest's exec.N.*); NULL past the last. */
 size_t drv_proc_execs(const drv_proc *p);
+/* The file of the program the process runs now: the first one, or the one
+ * its last execve loaded (in a replay, the copy it was loaded from). */
+const char *drv_proc_exe(const drv_proc *p);
 const drv_exec_image *drv_proc_exec(const drv_proc *p, size_t i);
 
 /* What the recorder did (all zero when not recording). */

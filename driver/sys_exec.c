@@ -418,6 +418,8 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, uint64_t nr, const uin
 
 size_t drv_proc_execs(const drv_proc *p) { return p->nexecs; }
 
+const char *drv_proc_exe(const drv_proc *p) { return p->exe_path; }
+
 const drv_exec_image *drv_proc_exec(const drv_proc *p, size_t i)
 {
     return p->execs && i < p->nexecs ? &p->execs[i] : NULL;

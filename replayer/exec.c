@@ -24,6 +24,7 @@ typedef struct rp_worker {
     uint64_t left;             /* its instructions not executed yet */
     rru_ctx *c;                /* the thread's saved registers (the hart holds the live ones) */
     int ebreak_stops;          /* rp_exec_run returns 2 at an EBREAK (a debugger's breakpoint) */
+    int exec_stops;            /* rp_exec_run returns 3 after an execve */
     int bad;                   /* an env callback found the log disagreeing */
     char why[256];
 } rp_worker;
@@ -593,7 +594,9 @@ int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen)
         if (r == RRU_STOP_ECALL) {
             rru_hart_save(h, c);
             pthread_mutex_lock(&x->lock);
+            size_t execs = drv_proc_execs(x->p);
             int rc = drv_replay_syscall(x->p, tid, c, &in, msg, msglen);
+            int execd = drv_proc_execs(x->p) != execs;
             pthread_mutex_unlock(&x->lock);
             if (rc == DRV_REPLAY_DIVERGED) {
                 char why[512];
@@ -608,6 +611,8 @@ int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen)
                 return 0;
             }
             rru_hart_load(h, c);
+            if (execd && wk->exec_stops)
+                return 3;           /* the new program's first instruction is next */
             continue;
         }
         if (r == RRU_STOP_EBREAK && wk->ebreak_stops)
@@ -640,6 +645,8 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
 }
 
 void rp_exec_ebreak_stops(rp_exec *x, unsigned w, int on) { x->w[w].ebreak_stops = on; }
+
+void rp_exec_exec_stops(rp_exec *x, unsigned w, int on) { x->w[w].exec_stops = on; }
 
 uint64_t rp_exec_left(const rp_exec *x, unsigned w) { return x->w[w].c ? x->w[w].left : 0; }
 

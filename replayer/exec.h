@@ -69,7 +69,7 @@ int rp_exec_chunk(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
  * with the message); rp_exec_run executes at most N more of its
  * instructions: 1 = some are left, 0 = the chunk is done (its check
  * compared), -1 = diverged (message), 2 = stopped at an EBREAK
- * (rp_exec_ebreak_stops). Between calls the hart holds the
+ * (rp_exec_ebreak_stops), 3 = stopped after an execve (rp_exec_exec_stops). Between calls the hart holds the
  * thread's live registers (rp_exec_live). rp_exec_chunk is begin + run. */
 int rp_exec_begin(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uint32_t tid,
                   uint64_t cs, char *msg, size_t msglen);
@@ -78,6 +78,10 @@ int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen);
  * executed; the hart stands at it) instead of failing: a debugger's
  * breakpoints written into guest memory. Off by default. */
 void rp_exec_ebreak_stops(rp_exec *x, unsigned w, int on);
+/* With ON, rp_exec_run returns 3 right after an execve replaced the
+ * program (the hart stands at the new program's first instruction; the
+ * old program's memory, and any EBREAK written into it, is gone). */
+void rp_exec_exec_stops(rp_exec *x, unsigned w, int on);
 /* Instructions of worker W's chunk not executed yet (0: none in progress). */
 uint64_t rp_exec_left(const rp_exec *x, unsigned w);
 /* The live registers of worker W's chunk in progress (its thread in *TID),

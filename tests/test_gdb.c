@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,47 @@ START_TEST(gdb_breaks_on_a_function_and_prints_a_global)
     expect(&o, "#0  worker (", f);
     ck_assert_msg(o.status == 0, "%s: rnr debug exit %d: %s", f, o.status, o.err);
     tu_output_free(&o);
+}
+END_TEST
+
+/* execer executes itself, then a copy of argenv: with a breakpoint on
+ * main armed in memory across each execve, gdb is told of every exec,
+ * loads the new program (the bundle's copy) and stops at each program's
+ * main, argenv's with argenv's source; the breakpoints armed in the old
+ * program go with it, and the replay verifies (written back into the new
+ * program, they made the final state differ). Every format. */
+START_TEST(gdb_follows_execve_into_the_new_program)
+{
+    if (!have_gdb())
+        return;
+    const char *f = formats[_i];
+    char *tmp = tu_tmpdir(), *dir = strdup(tu_path(tmp, "b")), *prog = strdup(tu_path(tmp, "argenv"));
+    size_t n;
+    uint8_t *bin = tu_read_file(tu_path(tu_env("RNR_GUEST_DIR"), "argenv"), &n);
+    tu_write_file(prog, bin, n);
+    free(bin);
+    ck_assert_int_eq(chmod(prog, 0755), 0);
+    static const char *const opts[] = {"-n", "2", "--backend", NULL};
+    const char *args[] = {"1", prog, "a", NULL};
+    tu_output o;
+    tu_record(&o, dir, "execer", opts, args);
+    ck_assert_msg(o.status == 0, "record: %d %s", o.status, o.err);
+    tu_output_free(&o);
+    static const char *const cmds[] = {"break main", "continue", "continue", "continue", "bt 1",
+                                       "continue", "continue", NULL};
+    debug(dir, f, cmds, &o);
+    expect(&o, "is executing new program: ", f);
+    expect(&o, "/programs/", f);
+    expect(&o, "main (argc=2, argv=", f);
+    expect(&o, "argenv.c:", f);
+    expect(&o, "replay verified", f);
+    ck_assert_msg(!strstr(o.out, "differs") && !strstr(o.err, "differs"), "%s: %s%s", f, o.out, o.err);
+    ck_assert_msg(o.status == 0, "%s: rnr debug exit %d: %s", f, o.status, o.err);
+    tu_output_free(&o);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(dir);
+    free(prog);
 }
 END_TEST
 
@@ -909,6 +951,7 @@ TU_SUITE(gdb)
     tcase_add_loop_test(tc, gdb_goto_chunk_stands_at_the_chunks_first_instruction, 0, 2);
     tcase_add_loop_test(tc, gdb_reverse_continue_from_the_end_stops_at_the_last_write, 1, 2);
     tcase_add_test(tc, gdb_watchpoint_sees_a_system_calls_write);
+    tcase_add_loop_test(tc, gdb_follows_execve_into_the_new_program, 0, nf);
     tcase_add_test(tc, gdb_monitor_diverge_is_refused_and_help_lists_the_commands);
     tcase_add_test(tc, gdb_server_answers_bad_packets_with_errors_and_never_hangs);
     tcase_add_test(tc, gdb_server_survives_a_vanished_client);
