@@ -353,6 +353,22 @@ static int rewrite(void *ctx, uint32_t type, const uint8_t *p, size_t len)
     return 0;
 }
 
+/* rnr follow --quiet of the stream file T/NAME, and, for the untouched
+ * stream T/s, its verdict required good (the damage's check is then the
+ * damage's). */
+static void follow_file(const char *t, const char *name, tu_output *o)
+{
+    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, name), o);
+}
+
+static void untouched_stream_verifies(const char *t)
+{
+    tu_output o;
+    follow_file(t, "s", &o);
+    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
+    tu_output_free(&o);
+}
+
 /* The stream file T/s rewritten as R says into T/bad. */
 static void rewrite_stream(const char *t, retype *r)
 {
@@ -380,14 +396,11 @@ START_TEST(online_follower_finds_a_tampered_stream)
     retype r = { { NULL, 0, 0 }, RNR_ST_STDOUT, 0, 0, 0 };
     rewrite_stream(t, &r);
     /* A recorded stdout that is not what the replay prints: verdict 1. */
-    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "bad"), &o);
+    follow_file(t, "bad", &o);
     ck_assert_msg(o.status == 1 && strstr(o.err, "stdout") && strstr(o.err, "differs"), "%d %s",
                   o.status, o.err);
     tu_output_free(&o);
-    /* The untouched stream is verified (the check above is the tampering's). */
-    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "s"), &o);
-    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
-    tu_output_free(&o);
+    untouched_stream_verifies(t);
     tu_rmtree(t);
     free(t);
 }
@@ -415,14 +428,12 @@ START_TEST(online_follower_refuses_damaged_exec_blocks)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         retype r = { { NULL, 0, 0 }, RNR_ST_EXEC, 0, cases[i].skip, cases[i].drop };
         rewrite_stream(t, &r);
-        tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "bad"), &o);
+        follow_file(t, "bad", &o);
         ck_assert_msg(o.status == cases[i].status && strstr(o.err, cases[i].want), "case %zu: %d %s", i,
                       o.status, o.err);
         tu_output_free(&o);
     }
-    tu_run((const char *[]){ tu_rnr_bin(), "follow", "--quiet", "-", NULL }, tu_path(t, "s"), &o);
-    ck_assert_msg(o.status == 0, "%d %s", o.status, o.err);
-    tu_output_free(&o);
+    untouched_stream_verifies(t);
     tu_rmtree(t);
     free(t);
 }
