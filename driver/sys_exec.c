@@ -284,14 +284,11 @@ static int64_t execveat_host(drv_proc *p, int64_t dirfd, const char *path, uint6
             return -LX_EBADF;
         if (f->kind != FILE_HOST)
             return path[0] ? -LX_ENOTDIR : -LX_EACCES;
-        if (path[0]) {
-            struct stat st;
-            if (fstat(f->host_fd, &st) != 0 || !S_ISDIR(st.st_mode))
-                return -LX_ENOTDIR;
+        /* A descriptor that is not a directory: the host's ENOTDIR. */
+        if (path[0])
             snprintf(host, PATH_MAX, "/proc/self/fd/%d/%.4000s", f->host_fd, path);
-        } else {
+        else
             snprintf(host, PATH_MAX, "/proc/self/fd/%d", f->host_fd);
-        }
     }
     struct stat st;
     if (path[0] && (flags & EXEC_AT_SYMLINK_NOFOLLOW) && lstat(host, &st) == 0 && S_ISLNK(st.st_mode))

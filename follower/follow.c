@@ -166,8 +166,11 @@ static char *exec_store(follower *f, const char *hex, char *err, size_t errlen)
 {
     char path[4096];
     if (f->b) {
+        /* Its bytes were just hashed: the name is all there is to know. */
+        char name[sizeof RNR_BUNDLE_PROGRAMS + RNR_SHA256_HEX];
+        rnr_bundle_program_name(f->b, hex, name, sizeof name);
         if (rnr_bundle_put_program(f->b, hex, f->exec_buf, f->exec_size, err, errlen) < 0 ||
-            rnr_bundle_check_program(f->b, hex, path, sizeof path, err, errlen) < 0)
+            rnr_bundle_path(rnr_bundle_dir(f->b), name, path, sizeof path, err, errlen) < 0)
             return NULL;
         return xoom(strdup(path));
     }
