@@ -62,32 +62,32 @@ void files_unref(drv_proc *p, file_obj *f)
 
 void files_init(drv_proc *p)
 {
-    p->fds[0].file = files_new(FILE_STDIN, p->cfg.stdin_fd, LX_O_RDONLY, 0);
-    p->fds[1].file = files_new(FILE_STDOUT, p->cfg.stdout_fd, LX_O_WRONLY, 1);
-    p->fds[2].file = files_new(FILE_STDERR, p->cfg.stderr_fd, LX_O_WRONLY, 1);
+    p->cur->fds[0].file = files_new(FILE_STDIN, p->cfg.stdin_fd, LX_O_RDONLY, 0);
+    p->cur->fds[1].file = files_new(FILE_STDOUT, p->cfg.stdout_fd, LX_O_WRONLY, 1);
+    p->cur->fds[2].file = files_new(FILE_STDERR, p->cfg.stderr_fd, LX_O_WRONLY, 1);
 }
 
 void files_close_all(drv_proc *p)
 {
     for (int i = 0; i < FD_MAX; i++) {
-        file_obj *f = p->fds[i].file;
-        p->fds[i].file = NULL;
+        file_obj *f = p->cur->fds[i].file;
+        p->cur->fds[i].file = NULL;
         files_unref(p, f);
     }
 }
 
 file_obj *files_get(drv_proc *p, int64_t fd)
 {
-    return fd >= 0 && fd < FD_MAX ? p->fds[fd].file : NULL;
+    return fd >= 0 && fd < FD_MAX ? p->cur->fds[fd].file : NULL;
 }
 
 int64_t files_install(drv_proc *p, file_obj *f, int64_t min, int cloexec)
 {
-    uint64_t limit = p->rlim_cur[LX_RLIMIT_NOFILE] < FD_MAX ? p->rlim_cur[LX_RLIMIT_NOFILE] : FD_MAX;
+    uint64_t limit = p->cur->rlim_cur[LX_RLIMIT_NOFILE] < FD_MAX ? p->cur->rlim_cur[LX_RLIMIT_NOFILE] : FD_MAX;
     for (int64_t fd = min < 0 ? 0 : min; fd < (int64_t)limit; fd++) {
-        if (!p->fds[fd].file) {
-            p->fds[fd].file = f;
-            p->fds[fd].cloexec = cloexec;
+        if (!p->cur->fds[fd].file) {
+            p->cur->fds[fd].file = f;
+            p->cur->fds[fd].cloexec = cloexec;
             return fd;
         }
     }

@@ -145,40 +145,19 @@ typedef struct syscall_row syscall_row;
 typedef struct lock_rec lock_rec;
 typedef struct shared_map shared_map;
 
-struct drv_proc {
-    drv_config cfg;
-    char **allow_write;          /* absolute paths, owned */
-    size_t n_allow_write;
-    char *private_root;          /* --private-tmp: a host directory of its own, owned, */
-    char *private_tmp;           /* ... its tmp/, the guest's /tmp, owned */
-    char *private_shm;           /* ... its shm/, the guest's /dev/shm, owned */
-    lock_rec *locks;             /* advisory file locks (locks.c), owned */
-    size_t nlocks, caplocks;
-    drv_exec_image *execs;       /* recording: the images execve loaded (sys_exec.c), owned */
-    size_t nexecs, cap_execs;    /* (a replay counts its execs in nexecs) */
-    shared_map *shmaps;          /* writable shared file mappings (shmap.c), owned */
-    size_t nshmaps, cap_shmaps;
-    loader_image img;
-    char *exe_path;              /* absolute path of the program (/proc/self/exe) */
-    rru_mem *mem;
-    rru_machine *m;
-    vm *vm;
-    unsigned ncores;
-    thread *core_thread[RRU_MAX_CORES];
-    thread **threads;            /* every thread ever created, by creation order */
-    size_t nthreads, cap_threads;
-    size_t live;                 /* threads not DEAD */
-    int nice;                    /* setpriority: 0 to 19 */
-    thread **alive;              /* the threads not DEAD, in creation order; dead ones
-                                    leave it in batches (sched_exit_thread): skip them */
-    size_t nalive, cap_alive;
-    thread *runq_head, *runq_tail;
-    thread *futex_head, *futex_tail;  /* waiters in arrival order */
-    uint64_t wait_seq;
-    uint64_t pipe_seq;           /* ids given to pipes */
+/* A process: an address space with its own descriptors, signal actions
+ * and limits, and the threads whose thread.proc names it. */
+typedef struct process process;
+struct process {
     uint32_t pid;
     thread *leader_alias;        /* the thread the guest knows by the pid since its execve, or NULL */
-    uint64_t rng;                /* driver's own generator (slices, random bytes) */
+    rru_mem *mem;
+    vm *vm;
+    loader_image img;
+    char *exe_path;              /* absolute path of the program (/proc/self/exe) */
+    shared_map *shmaps;          /* writable shared file mappings (shmap.c), owned */
+    size_t nshmaps, cap_shmaps;
+    int nice;                    /* setpriority: 0 to 19 */
     fd_entry fds[FD_MAX];
     sigaction_state sigactions[LX_NSIG + 1];
     uint64_t rlim_cur[LX_RLIM_NLIMITS], rlim_max[LX_RLIM_NLIMITS];
@@ -189,6 +168,38 @@ struct drv_proc {
     /* The page holding the return path of signal handlers (li a7, 139;
      * ecall), mapped at the first handler that runs; 0 before. */
     uint64_t sigtramp;
+    uint64_t random_addr;        /* AT_RANDOM */
+    uint8_t random_bytes[16];
+};
+
+struct drv_proc {
+    drv_config cfg;
+    char **allow_write;          /* absolute paths, owned */
+    size_t n_allow_write;
+    char *private_root;          /* --private-tmp: a host directory of its own, owned, */
+    char *private_tmp;           /* ... its tmp/, the guest's /tmp, owned */
+    char *private_shm;           /* ... its shm/, the guest's /dev/shm, owned */
+    lock_rec *locks;             /* advisory file locks (locks.c), owned */
+    size_t nlocks, caplocks;
+    /* The processes; cur is the one of the thread the driver serves now. */
+    process *cur;
+    uint32_t tid_base;           /* the first thread's id: threads[tid - tid_base] */
+    drv_exec_image *execs;       /* recording: the images execve loaded (sys_exec.c), owned */
+    size_t nexecs, cap_execs;    /* (a replay counts its execs in nexecs) */
+    rru_machine *m;
+    unsigned ncores;
+    thread *core_thread[RRU_MAX_CORES];
+    thread **threads;            /* every thread ever created, by creation order */
+    size_t nthreads, cap_threads;
+    size_t live;                 /* threads not DEAD */
+    thread **alive;              /* the threads not DEAD, in creation order; dead ones
+                                    leave it in batches (sched_exit_thread): skip them */
+    size_t nalive, cap_alive;
+    thread *runq_head, *runq_tail;
+    thread *futex_head, *futex_tail;  /* waiters in arrival order */
+    uint64_t wait_seq;
+    uint64_t pipe_seq;           /* ids given to pipes */
+    uint64_t rng;                /* driver's own generator (slices, random bytes) */
     /* The system call in progress (for guest memory helpers and the log). */
     int sys_core;                /* -1 outside a system call */
     thread *sys_thread;
@@ -197,8 +208,6 @@ struct drv_proc {
     uint8_t warned[16];          /* one-time messages, by warn_id */
     inlog *in;
     rec *rec;                    /* the recorder, when recording */
-    uint64_t random_addr;        /* AT_RANDOM */
-    uint8_t random_bytes[16];
     /* The end. */
     int done;
     drv_result result;
@@ -276,9 +285,9 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx);
  * order from the process id up. */
 static inline thread *proc_thread(const drv_proc *p, int64_t tid)
 {
-    if (tid < (int64_t)p->pid || (uint64_t)(tid - (int64_t)p->pid) >= p->nthreads)
+    if (tid < (int64_t)p->tid_base || (uint64_t)(tid - (int64_t)p->tid_base) >= p->nthreads)
         return NULL;
-    return p->threads[tid - (int64_t)p->pid];
+    return p->threads[tid - (int64_t)p->tid_base];
 }
 /* The same if that thread has not ended, else NULL. */
 static inline thread *proc_live_thread(const drv_proc *p, int64_t tid)
@@ -290,8 +299,8 @@ static inline thread *proc_live_thread(const drv_proc *p, int64_t tid)
  * or NULL. */
 static inline thread *proc_guest_thread(const drv_proc *p, int64_t id)
 {
-    if (p->leader_alias && id == (int64_t)p->pid)
-        return p->leader_alias->state != THR_DEAD ? p->leader_alias : NULL;
+    if (p->cur->leader_alias && id == (int64_t)p->cur->pid)
+        return p->cur->leader_alias->state != THR_DEAD ? p->cur->leader_alias : NULL;
     thread *t = proc_live_thread(p, id);
     return t && (int64_t)t->vtid == id ? t : NULL;
 }

@@ -205,7 +205,7 @@ int64_t locks_fcntl(drv_proc *p, file_obj *f, int ofd, int cmd, int type, int64_
         *out_type = l->type;
         *out_start = l->start;
         *out_len = l->end == UINT64_MAX ? 0 : l->end - l->start + 1;
-        *out_pid = l->owner ? -1 : (int32_t)p->pid;
+        *out_pid = l->owner ? -1 : (int32_t)p->cur->pid;
         return 0;
     }
     if (type != LOCKS_UN && conflict(p, &r)) {

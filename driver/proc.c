@@ -124,7 +124,7 @@ static int be_map(void *ctx, uint64_t addr, uint64_t len, int prot)
 static void be_unmap(void *ctx, uint64_t addr, uint64_t len)
 {
     drv_proc *p = ctx;
-    rru_mem_unmap(p->mem, addr, len);
+    rru_mem_unmap(p->cur->mem, addr, len);
     if (p->m)
         rru_machine_forget(p->m, addr, len);
 }
@@ -135,13 +135,13 @@ static void be_protect(void *ctx, uint64_t addr, uint64_t len, int prot)
     /* Present pages change; absent ones take the region's when touched. */
     uint64_t end = addr + len, a = addr;
     while (a < end) {
-        while (a < end && rru_mem_prot(p->mem, a) < 0)
+        while (a < end && rru_mem_prot(p->cur->mem, a) < 0)
             a += LX_PAGE_SIZE;
         uint64_t b = a;
-        while (b < end && rru_mem_prot(p->mem, b) >= 0)
+        while (b < end && rru_mem_prot(p->cur->mem, b) >= 0)
             b += LX_PAGE_SIZE;
         if (b > a)
-            rru_mem_protect(p->mem, a, b - a, (unsigned)prot);
+            rru_mem_protect(p->cur->mem, a, b - a, (unsigned)prot);
         a = b;
     }
 }
@@ -153,19 +153,19 @@ static int materialize(drv_proc *p, uint64_t addr, uint64_t len)
 {
     uint64_t a = addr & ~LX_PAGE_MASK, end = addr + len;
     while (a < end) {
-        if (rru_mem_prot(p->mem, a) >= 0) {
+        if (rru_mem_prot(p->cur->mem, a) >= 0) {
             a += LX_PAGE_SIZE;
             continue;
         }
-        const vm_region *r = vm_find(p->vm, a);
+        const vm_region *r = vm_find(p->cur->vm, a);
         if (!r) {
             a += LX_PAGE_SIZE;
             continue;
         }
         uint64_t b = a + LX_PAGE_SIZE;
-        while (b < end && b < r->end && rru_mem_prot(p->mem, b) < 0)
+        while (b < end && b < r->end && rru_mem_prot(p->cur->mem, b) < 0)
             b += LX_PAGE_SIZE;
-        if (rru_mem_populate(p->mem, a, b - a, (unsigned)r->prot) < 0)
+        if (rru_mem_populate(p->cur->mem, a, b - a, (unsigned)r->prot) < 0)
             return -1;
         p->demand_pages += (b - a) / LX_PAGE_SIZE;
         a = b;
@@ -191,8 +191,8 @@ int proc_demand_page(drv_proc *p, unsigned cause, uint64_t addr)
     if (cause != 12 && cause != 13 && cause != 15)
         return 0;
     uint64_t page = addr & ~LX_PAGE_MASK;
-    const vm_region *r = vm_find(p->vm, page);
-    if (!r || (r->prot & need) != need || rru_mem_prot(p->mem, page) >= 0)
+    const vm_region *r = vm_find(p->cur->vm, page);
+    if (!r || (r->prot & need) != need || rru_mem_prot(p->cur->mem, page) >= 0)
         return 0;
     uint64_t span = (uint64_t)FAULT_AROUND_PAGES * LX_PAGE_SIZE;
     uint64_t lo = page & ~(span - 1), hi = lo + span;
@@ -220,7 +220,7 @@ static int page_is_zero(drv_proc *p, uint64_t page)
 {
     static const uint8_t zero[LX_PAGE_SIZE];
     uint8_t buf[LX_PAGE_SIZE];
-    return rru_mem_read(p->mem, page, buf, sizeof buf) == 0 && memcmp(buf, zero, sizeof buf) == 0;
+    return rru_mem_read(p->cur->mem, page, buf, sizeof buf) == 0 && memcmp(buf, zero, sizeof buf) == 0;
 }
 
 /* The kernel's store into mapped pages: during a system call, an access of
@@ -238,21 +238,21 @@ static int be_fill(void *ctx, uint64_t addr, const uint8_t *data, uint64_t len)
         uint64_t page = a & ~LX_PAGE_MASK;
         uint64_t n = page + LX_PAGE_SIZE - a < end - a ? page + LX_PAGE_SIZE - a : end - a;
         const uint8_t *src = data ? data + (a - addr) : zero;
-        int prot = rru_mem_prot(p->mem, page);
+        int prot = rru_mem_prot(p->cur->mem, page);
         if (!data && (prot < 0 || page_is_zero(p, page))) {
             a += n;
             continue;
         }
         int rc;
         if (p->sys_core < 0) {
-            rc = rru_mem_write(p->mem, a, src, (size_t)n);
+            rc = rru_mem_write(p->cur->mem, a, src, (size_t)n);
         } else {
             int lend = !(prot & LX_PROT_WRITE);
             if (lend)
-                rru_mem_protect(p->mem, page, LX_PAGE_SIZE, (unsigned)(prot | LX_PROT_READ | LX_PROT_WRITE));
+                rru_mem_protect(p->cur->mem, page, LX_PAGE_SIZE, (unsigned)(prot | LX_PROT_READ | LX_PROT_WRITE));
             rc = rru_machine_write(p->m, (unsigned)p->sys_core, a, src, (size_t)n);
             if (lend)
-                rru_mem_protect(p->mem, page, LX_PAGE_SIZE, (unsigned)prot);
+                rru_mem_protect(p->cur->mem, page, LX_PAGE_SIZE, (unsigned)prot);
         }
         if (rc < 0)
             return -1;
@@ -296,12 +296,12 @@ static const rru_env_ops env_ops = {env_csr_read, env_sc};
 static void too_big(const drv_proc *p, const char *program, char *err, size_t errlen)
 {
     snprintf(err, errlen, "%s: the program and its stack do not fit in the memory limit of %" PRIu64
-             " bytes (--mem-limit)", program, vm_limit(p->vm));
+             " bytes (--mem-limit)", program, vm_limit(p->cur->vm));
 }
 
 static int load_image(drv_proc *p, char *err, size_t errlen)
 {
-    const loader_image *img = &p->img;
+    const loader_image *img = &p->cur->img;
     uint64_t prev_end = 0;
     int prev_prot = 0;
     for (size_t i = 0; i < img->nseg; i++) {
@@ -312,19 +312,19 @@ static int load_image(drv_proc *p, char *err, size_t errlen)
             /* Shares pages with the previous segment: they get both
              * protections, and this segment's bytes are copied in. */
             uint64_t shared_end = end < prev_end ? end : prev_end;
-            vm_mprotect(p->vm, start, shared_end - start, prev_prot | s->prot);
+            vm_mprotect(p->cur->vm, start, shared_end - start, prev_prot | s->prot);
             uint64_t n = s->filesz < shared_end - s->vaddr ? s->filesz : shared_end - s->vaddr;
             if (n && (materialize(p, s->vaddr, n) < 0 ||
-                      rru_mem_write(p->mem, s->vaddr, s->data, (size_t)n) < 0))
+                      rru_mem_write(p->cur->mem, s->vaddr, s->data, (size_t)n) < 0))
                 goto nomem;
             start = shared_end;
         }
         if (start < end) {
             uint64_t skip = start > s->vaddr ? start - s->vaddr : 0;
             uint64_t dlen = s->filesz > skip ? s->filesz - skip : 0;
-            int rc = vm_map_image(p->vm, start, end - start, s->prot, s->vaddr + skip,
+            int rc = vm_map_image(p->cur->vm, start, end - start, s->prot, s->vaddr + skip,
                                   s->data + skip, dlen);
-            if (rc == -LX_ENOMEM && vm_limit(p->vm) != VM_NO_LIMIT) {
+            if (rc == -LX_ENOMEM && vm_limit(p->cur->vm) != VM_NO_LIMIT) {
                 too_big(p, img->path, err, errlen);
                 return -1;
             }
@@ -337,7 +337,7 @@ static int load_image(drv_proc *p, char *err, size_t errlen)
         prev_end = end > prev_end ? end : prev_end;
         prev_prot = s->prot;
     }
-    vm_set_brk_start(p->vm, img->hi);
+    vm_set_brk_start(p->cur->vm, img->hi);
     return 0;
 nomem:
     snprintf(err, errlen, "%s: out of memory while loading", img->path);
@@ -349,8 +349,8 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
                        size_t errlen)
 {
     uint64_t bottom = VM_STACK_TOP - VM_STACK_SIZE;
-    int rc = vm_map_fixed(p->vm, bottom, VM_STACK_SIZE, LX_PROT_READ | LX_PROT_WRITE, VM_STACK);
-    if (rc == -LX_ENOMEM && vm_limit(p->vm) != VM_NO_LIMIT) {
+    int rc = vm_map_fixed(p->cur->vm, bottom, VM_STACK_SIZE, LX_PROT_READ | LX_PROT_WRITE, VM_STACK);
+    if (rc == -LX_ENOMEM && vm_limit(p->cur->vm) != VM_NO_LIMIT) {
         too_big(p, program, err, errlen);
         return -1;
     }
@@ -374,10 +374,10 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
             memcpy(sp.random + 8 * i, &r, 8);
         }
     }
-    sp.phdr = p->img.phdr;
-    sp.phent = p->img.phent;
-    sp.phnum = p->img.phnum;
-    sp.entry = p->img.entry;
+    sp.phdr = p->cur->img.phdr;
+    sp.phent = p->cur->img.phent;
+    sp.phnum = p->cur->img.phnum;
+    sp.entry = p->cur->img.entry;
     sp.base = 0;
     sp.hwcap = LX_HWCAP_RV64IMAFDC;
     sp.uid = 1000;
@@ -387,15 +387,15 @@ static int build_stack(drv_proc *p, const char *program, const char *const *argv
         snprintf(err, errlen, "%s: arguments and environment too large (E2BIG)", program);
         return -1;
     }
-    if (materialize(p, st.sp, st.len) < 0 || rru_mem_write(p->mem, st.sp, st.bytes, st.len) < 0) {
+    if (materialize(p, st.sp, st.len) < 0 || rru_mem_write(p->cur->mem, st.sp, st.bytes, st.len) < 0) {
         initstack_free(&st);
         snprintf(err, errlen, "%s: cannot write the initial stack", program);
         return -1;
     }
-    rru_ctx_init(main_ctx, p->img.entry);
+    rru_ctx_init(main_ctx, p->cur->img.entry);
     main_ctx->x[2] = st.sp;
-    p->random_addr = st.random_addr;
-    memcpy(p->random_bytes, sp.random, 16);
+    p->cur->random_addr = st.random_addr;
+    memcpy(p->cur->random_bytes, sp.random, 16);
     initstack_free(&st);
     return 0;
 }
@@ -408,21 +408,21 @@ int proc_exec_image(drv_proc *p, loader_image *img, const char *host_path, const
      * munmap, and every page leaves the machine (coherence forgets them,
      * the harts' translations and decoded code go stale) as at munmap. */
     shmap_end(p);
-    if (vm_munmap(p->vm, 0, VM_USER_TOP) < 0) {
+    if (vm_munmap(p->cur->vm, 0, VM_USER_TOP) < 0) {
         loader_free(img);
         snprintf(err, errlen, "out of memory while unmapping");
         return -1;
     }
-    loader_free(&p->img);
-    p->img = *img;
+    loader_free(&p->cur->img);
+    p->cur->img = *img;
     memset(img, 0, sizeof *img);
     char *exe = strdup(host_path);
     if (!exe) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    free(p->exe_path);
-    p->exe_path = exe;
+    free(p->cur->exe_path);
+    p->cur->exe_path = exe;
     if (load_image(p, err, errlen) < 0)
         return -1;
     /* AT_EXECFN is the path the guest gave; AT_RANDOM from the seed (a
@@ -448,17 +448,24 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     }
     p->cfg = *config;
     p->sys_core = -1;
-    p->pid = GUEST_PID;
+    p->cur = calloc(1, sizeof *p->cur);
+    if (!p->cur) {
+        free(p);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->cur->pid = GUEST_PID;
+    p->tid_base = GUEST_PID;
     p->rng = config->machine.seed ^ 0x5eed0f0d51ee7ull;
-    p->umask = 022;
-    p->itimer_at = UINT64_MAX;
+    p->cur->umask = 022;
+    p->cur->itimer_at = UINT64_MAX;
     for (int r = 0; r < LX_RLIM_NLIMITS; r++)
-        p->rlim_cur[r] = p->rlim_max[r] = LX_RLIM_INFINITY;
-    p->rlim_cur[LX_RLIMIT_STACK] = VM_STACK_SIZE;
-    p->rlim_cur[LX_RLIMIT_NOFILE] = FD_MAX;
-    p->rlim_max[LX_RLIMIT_NOFILE] = FD_MAX;
-    p->rlim_cur[LX_RLIMIT_CORE] = 0;
-    p->rlim_cur[LX_RLIMIT_AS] = p->rlim_max[LX_RLIMIT_AS] = config->mem_limit;
+        p->cur->rlim_cur[r] = p->cur->rlim_max[r] = LX_RLIM_INFINITY;
+    p->cur->rlim_cur[LX_RLIMIT_STACK] = VM_STACK_SIZE;
+    p->cur->rlim_cur[LX_RLIMIT_NOFILE] = FD_MAX;
+    p->cur->rlim_max[LX_RLIMIT_NOFILE] = FD_MAX;
+    p->cur->rlim_cur[LX_RLIMIT_CORE] = 0;
+    p->cur->rlim_cur[LX_RLIMIT_AS] = p->cur->rlim_max[LX_RLIMIT_AS] = config->mem_limit;
     files_init(p);
 
     if (config->n_allow_write) {
@@ -482,18 +489,18 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
         drv_proc_free(p);
         return NULL;
     }
-    if (loader_open(program, &p->img, err, errlen) < 0) {
+    if (loader_open(program, &p->cur->img, err, errlen) < 0) {
         drv_proc_free(p);
         return NULL;
     }
     char abs[PATH_MAX];
-    p->exe_path = strdup(realpath(program, abs) ? abs : program);
-    p->mem = rru_mem_new();
+    p->cur->exe_path = strdup(realpath(program, abs) ? abs : program);
+    p->cur->mem = rru_mem_new();
     vm_backend be = {p, be_map, be_unmap, be_protect, be_fill};
-    p->vm = vm_new(&be);
-    if (!p->exe_path || !p->mem || !p->vm)
+    p->cur->vm = vm_new(&be);
+    if (!p->cur->exe_path || !p->cur->mem || !p->cur->vm)
         goto nomem;
-    vm_set_limit(p->vm, config->mem_limit);
+    vm_set_limit(p->cur->vm, config->mem_limit);
     if (load_image(p, err, errlen) < 0) {
         drv_proc_free(p);
         return NULL;
@@ -504,7 +511,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
         return NULL;
     }
     char merr[256];
-    p->m = rru_machine_new(&config->machine, p->mem, merr, sizeof merr);
+    p->m = rru_machine_new(&config->machine, p->cur->mem, merr, sizeof merr);
     if (!p->m) {
         snprintf(err, errlen, "machine: %s", merr);
         drv_proc_free(p);
@@ -532,7 +539,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
         rru_machine_set_env(p->m, &env_ops, p);
         if (config->record)
             p->rec = rec_new(p);
-        if (inlog_start(p->in, main_thread->tid, p->random_addr, p->random_bytes, 16) < 0) {
+        if (inlog_start(p->in, main_thread->tid, p->cur->random_addr, p->cur->random_bytes, 16) < 0) {
             snprintf(err, errlen, "%s: %s", config->input_log, inlog_error(p->in));
             drv_proc_free(p);
             return NULL;
@@ -665,7 +672,7 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out)
     out->context_switches = p->switches;
     out->wall_seconds = p->wall;
     out->page_faults = p->page_faults;
-    out->guest_pages = rru_mem_pages(p->mem);
+    out->guest_pages = rru_mem_pages(p->cur->mem);
 }
 
 size_t drv_proc_threads(const drv_proc *p) { return p->nthreads; }
@@ -706,13 +713,13 @@ void drv_proc_digest(const drv_proc *p, uint8_t out[32])
     rnr_sha256_update(&s, "rnr-final-state-1", 17);
     /* Memory: every region (start, end, protection), then each of its
      * pages that holds a nonzero byte (address, 4096 bytes). */
-    for (size_t i = 0; i < vm_count(p->vm); i++) {
-        const vm_region *r = vm_region_at(p->vm, i);
+    for (size_t i = 0; i < vm_count(p->cur->vm); i++) {
+        const vm_region *r = vm_region_at(p->cur->vm, i);
         hash_u64(&s, r->start);
         hash_u64(&s, r->end);
         hash_u64(&s, (uint64_t)r->prot);
         for (uint64_t a = r->start; a < r->end; a += LX_PAGE_SIZE) {
-            if (rru_mem_prot(p->mem, a) < 0 || rru_mem_read(p->mem, a, page, sizeof page) < 0 ||
+            if (rru_mem_prot(p->cur->mem, a) < 0 || rru_mem_read(p->cur->mem, a, page, sizeof page) < 0 ||
                 memcmp(page, zero, sizeof page) == 0)
                 continue;
             hash_u64(&s, a);
@@ -757,21 +764,22 @@ void drv_proc_free(drv_proc *p)
     files_close_all(p);
     files_private_tmp_remove(p);
     rru_machine_free(p->m);
-    vm_free(p->vm);
-    rru_mem_free(p->mem);
-    loader_free(&p->img);
+    vm_free(p->cur->vm);
+    rru_mem_free(p->cur->mem);
+    loader_free(&p->cur->img);
     for (size_t i = 0; i < p->n_allow_write; i++)
         free(p->allow_write[i]);
     free(p->allow_write);
-    free(p->exe_path);
+    free(p->cur->exe_path);
     for (size_t i = 0; i < p->nexecs && p->execs; i++)
         free(p->execs[i].path);
     free(p->execs);
     free(p->message);
+    free(p->cur);
     free(p);
 }
 
 int drv_proc_symbolize(const drv_proc *p, uint64_t pc, char *out, size_t len)
 {
-    return loader_symbolize(&p->img, pc, out, len);
+    return loader_symbolize(&p->cur->img, pc, out, len);
 }

@@ -27,7 +27,7 @@ drv_proc *drv_replay_new(const drv_config *config, const char *program, const ch
     return p;
 }
 
-rru_mem *drv_replay_mem(drv_proc *p) { return p->mem; }
+rru_mem *drv_replay_mem(drv_proc *p) { return p->cur->mem; }
 
 rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
 {
@@ -43,9 +43,9 @@ int drv_replay_fault(drv_proc *p, const rru_stop *stop)
     /* Two workers may fault on one absent page: the one that takes the
      * lock second finds it present. Run the instruction again if the page
      * is there now and allows the access (a real fault stays one). */
-    int prot = rru_mem_prot(p->mem, stop->tval);
+    int prot = rru_mem_prot(p->cur->mem, stop->tval);
     int need = stop->cause == 12 ? LX_PROT_EXEC : stop->cause == 15 ? LX_PROT_WRITE : LX_PROT_READ;
-    const vm_region *r = vm_find(p->vm, stop->tval);
+    const vm_region *r = vm_find(p->cur->vm, stop->tval);
     return prot >= 0 && (prot & need) == need && r && (r->prot & need) == need;
 }
 
@@ -56,10 +56,10 @@ int drv_proc_peek(const drv_proc *p, uint64_t addr, uint8_t *buf, size_t n)
         size_t k = (size_t)(page + LX_PAGE_SIZE - addr);
         if (k > n)
             k = n;
-        if (rru_mem_prot(p->mem, page) >= 0) {
-            if (rru_mem_read(p->mem, addr, buf, k) < 0)
+        if (rru_mem_prot(p->cur->mem, page) >= 0) {
+            if (rru_mem_read(p->cur->mem, addr, buf, k) < 0)
                 return -1;
-        } else if (vm_find(p->vm, page)) {
+        } else if (vm_find(p->cur->vm, page)) {
             memset(buf, 0, k);      /* mapped, never touched: zeros when it is */
         } else {
             return -1;
@@ -93,7 +93,7 @@ static int read_guest(drv_proc *p, uint64_t addr, uint8_t *buf, uint64_t n)
         return 0;
     if (proc_materialize(p, addr, n) < 0)
         return -1;
-    return rru_mem_read(p->mem, addr, buf, (size_t)n);
+    return rru_mem_read(p->cur->mem, addr, buf, (size_t)n);
 }
 
 /* OUTPUT policy: the bytes a write to fd 1 or 2 put out, regenerated from
@@ -166,10 +166,10 @@ static void mirror_fds(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t re
     }
     if (dst < 0 || dst >= FD_MAX)
         return;
-    file_obj *f = files_get(p, src), *old = p->fds[dst].file;
+    file_obj *f = files_get(p, src), *old = p->cur->fds[dst].file;
     if (f)
         f->refs++;
-    p->fds[dst].file = f;
+    p->cur->fds[dst].file = f;
     files_unref(p, old);
 }
 
@@ -189,7 +189,7 @@ static int apply_mem(drv_proc *p, uint32_t tid, const drv_replay_input *in, uint
             *data = d;
             *len += r.len;
         } else if (proc_materialize(p, r.addr, r.len) < 0 ||
-                   rru_mem_write(p->mem, r.addr, r.data, r.len) < 0) {
+                   rru_mem_write(p->cur->mem, r.addr, r.data, r.len) < 0) {
             DIVERGE("thread %u: the log writes %" PRIu64 " bytes at 0x%" PRIx64
                     ", which is not mapped in the replay",
                     tid, r.len, r.addr);
@@ -206,7 +206,7 @@ static int replay_exit(drv_proc *p, thread *t, int status)
     uint64_t wake[16];   /* the waiters' results are logged: no wake here */
     (void)thread_robust_exit(p, t, wake, sizeof wake / sizeof wake[0]);
     (void)thread_clear_tid(p, t);
-    if (t->vtid == p->pid)
+    if (t->vtid == p->cur->pid)
         p->leader_status = status & 0xff;
     t->state = THR_DEAD;
     sched_thread_died(p);
@@ -324,7 +324,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
                 shmap_drop(p, (uint64_t)result, (a[1] + LX_PAGE_MASK) & ~LX_PAGE_MASK);
                 if ((type == LX_MAP_SHARED || type == LX_MAP_SHARED_VALIDATE) && (a[2] & LX_PROT_WRITE))
                     shmap_add(p, (uint64_t)result, a[1], -1, a[5]);
-                int64_t got = vm_mmap(p->vm, (uint64_t)result, a[1], (int)a[2],
+                int64_t got = vm_mmap(p->cur->vm, (uint64_t)result, a[1], (int)a[2],
                                       (int)((a[3] & ~(uint64_t)LX_MAP_TYPE) | LX_MAP_FIXED |
                                             LX_MAP_PRIVATE),
                                       1, data, len, a[5]);

@@ -42,7 +42,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     thread *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    t->tid = p->pid + (uint32_t)p->nthreads;
+    t->tid = p->tid_base + (uint32_t)p->nthreads;
     t->vtid = t->tid;
     t->state = THR_RUNNABLE;
     t->core = -1;
@@ -260,7 +260,7 @@ void sched_thread_died(drv_proc *p)
 uint64_t sched_next_deadline(const drv_proc *p)
 {
     uint64_t w = sched_next_wake(p);
-    return w < p->itimer_at ? w : p->itimer_at;
+    return w < p->cur->itimer_at ? w : p->cur->itimer_at;
 }
 
 uint64_t sched_next_wake(const drv_proc *p)
@@ -276,12 +276,12 @@ uint64_t sched_next_wake(const drv_proc *p)
 
 void sched_expire(drv_proc *p, uint64_t now)
 {
-    if (p->itimer_at <= now) {
+    if (p->cur->itimer_at <= now) {
         /* The interval timer first; a periodic one is re-armed at its next
          * multiple of the interval after NOW (expiries in between are
          * overruns: one signal). */
-        uint64_t at = p->itimer_at, every = p->itimer_every;
-        p->itimer_at = every ? at + ((now - at) / every + 1) * every : UINT64_MAX;
+        uint64_t at = p->cur->itimer_at, every = p->cur->itimer_every;
+        p->cur->itimer_at = every ? at + ((now - at) / every + 1) * every : UINT64_MAX;
         signal_timer(p);
         if (p->done)
             return;
@@ -328,7 +328,7 @@ char *sched_deadlock_report(const drv_proc *p)
             continue;
         drv_syscall_info info = drv_syscall_lookup((uint32_t)t->block_nr);
         char sym[96], where[128] = "";
-        if (loader_symbolize(&p->img, t->block_pc, sym, sizeof sym) == 0)
+        if (loader_symbolize(&p->cur->img, t->block_pc, sym, sizeof sym) == 0)
             snprintf(where, sizeof where, " (%s)", sym);
         if (t->wait == WAIT_FUTEX)
             len += (size_t)snprintf(s + len, cap - len,

@@ -54,7 +54,7 @@ static void write_back(drv_proc *p, const shared_map *m, uint64_t lo, uint64_t h
         if (fo >= (uint64_t)st.st_size)
             break;
         /* A page never touched holds the file's bytes already. */
-        if (rru_mem_prot(p->mem, a) < 0 || rru_mem_read(p->mem, a, page, sizeof page) < 0)
+        if (rru_mem_prot(p->cur->mem, a) < 0 || rru_mem_read(p->cur->mem, a, page, sizeof page) < 0)
             continue;
         uint64_t n = (uint64_t)st.st_size - fo < sizeof page ? (uint64_t)st.st_size - fo : sizeof page;
         for (uint64_t done = 0; done < n;) {
@@ -70,8 +70,8 @@ static void write_back(drv_proc *p, const shared_map *m, uint64_t lo, uint64_t h
 
 void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len)
 {
-    for (size_t i = 0; i < p->nshmaps; i++) {
-        const shared_map *m = &p->shmaps[i];
+    for (size_t i = 0; i < p->cur->nshmaps; i++) {
+        const shared_map *m = &p->cur->shmaps[i];
         if (!overlaps(m->addr, m->len, addr, len))
             continue;
         uint64_t lo = addr > m->addr ? addr : m->addr;
@@ -83,10 +83,10 @@ void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len)
 void shmap_sync_file(drv_proc *p, int host_fd)
 {
     struct stat st;
-    if (!p->nshmaps || fstat(host_fd, &st) != 0)
+    if (!p->cur->nshmaps || fstat(host_fd, &st) != 0)
         return;
-    for (size_t i = 0; i < p->nshmaps; i++) {
-        const shared_map *m = &p->shmaps[i];
+    for (size_t i = 0; i < p->cur->nshmaps; i++) {
+        const shared_map *m = &p->cur->shmaps[i];
         if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino)
             write_back(p, m, m->addr, m->addr + m->len);
     }
@@ -103,10 +103,10 @@ void shmap_sync_file(drv_proc *p, int host_fd)
 void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n)
 {
     struct stat st;
-    if (!p->nshmaps || n == 0 || fstat(host_fd, &st) != 0)
+    if (!p->cur->nshmaps || n == 0 || fstat(host_fd, &st) != 0)
         return;
-    for (size_t i = 0; i < p->nshmaps; i++) {
-        const shared_map *m = &p->shmaps[i];
+    for (size_t i = 0; i < p->cur->nshmaps; i++) {
+        const shared_map *m = &p->cur->shmaps[i];
         if (m->fd < 0 || m->dev != (uint64_t)st.st_dev || m->ino != (uint64_t)st.st_ino)
             continue;
         uint64_t end = m->off + ((m->len + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK);
@@ -133,8 +133,8 @@ void shmap_file_resized(drv_proc *p, uint64_t dev, uint64_t ino, uint64_t from)
 {
     static const uint8_t zeros[LX_PAGE_SIZE];
     uint8_t page[LX_PAGE_SIZE];
-    for (size_t i = 0; i < p->nshmaps; i++) {
-        const shared_map *m = &p->shmaps[i];
+    for (size_t i = 0; i < p->cur->nshmaps; i++) {
+        const shared_map *m = &p->cur->shmaps[i];
         if (m->fd < 0 || m->dev != dev || m->ino != ino)
             continue;
         uint64_t end = m->off + ((m->len + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK);
@@ -142,7 +142,7 @@ void shmap_file_resized(drv_proc *p, uint64_t dev, uint64_t ino, uint64_t from)
             uint64_t next = (at | LX_PAGE_MASK) + 1, k = next - at;
             uint64_t addr = m->addr + (at - m->off);
             /* An absent page would come in with the bytes mmap read. */
-            if (rru_mem_read(p->mem, addr, page, k) != 0 || memcmp(page, zeros, k) != 0)
+            if (rru_mem_read(p->cur->mem, addr, page, k) != 0 || memcmp(page, zeros, k) != 0)
                 (void)guest_write_logged(p, addr, zeros, k);
             at = next;
         }
@@ -151,30 +151,30 @@ void shmap_file_resized(drv_proc *p, uint64_t dev, uint64_t ino, uint64_t from)
 
 int shmap_overlaps(const drv_proc *p, uint64_t addr, uint64_t len)
 {
-    for (size_t i = 0; i < p->nshmaps; i++)
-        if (overlaps(p->shmaps[i].addr, p->shmaps[i].len, addr, len))
+    for (size_t i = 0; i < p->cur->nshmaps; i++)
+        if (overlaps(p->cur->shmaps[i].addr, p->cur->shmaps[i].len, addr, len))
             return 1;
     return 0;
 }
 
 static void add(drv_proc *p, const shared_map *m)
 {
-    if (p->nshmaps == p->cap_shmaps) {
-        size_t cap = p->cap_shmaps ? 2 * p->cap_shmaps : 8;
-        shared_map *n = realloc(p->shmaps, cap * sizeof *n);
+    if (p->cur->nshmaps == p->cur->cap_shmaps) {
+        size_t cap = p->cur->cap_shmaps ? 2 * p->cur->cap_shmaps : 8;
+        shared_map *n = realloc(p->cur->shmaps, cap * sizeof *n);
         if (!n)
             return;   /* out of memory: the mapping stays private */
-        p->shmaps = n;
-        p->cap_shmaps = cap;
+        p->cur->shmaps = n;
+        p->cur->cap_shmaps = cap;
     }
-    p->shmaps[p->nshmaps++] = *m;
+    p->cur->shmaps[p->cur->nshmaps++] = *m;
 }
 
 void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len)
 {
     shmap_sync(p, addr, len);
-    for (size_t i = 0; i < p->nshmaps;) {
-        shared_map *m = &p->shmaps[i];
+    for (size_t i = 0; i < p->cur->nshmaps;) {
+        shared_map *m = &p->cur->shmaps[i];
         if (!overlaps(m->addr, m->len, addr, len)) {
             i++;
             continue;
@@ -204,7 +204,7 @@ void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len)
         if (!before && !after) {
             if (keep.fd >= 0)
                 close(keep.fd);
-            p->shmaps[i] = p->shmaps[--p->nshmaps];
+            p->cur->shmaps[i] = p->cur->shmaps[--p->cur->nshmaps];
         }
     }
 }
@@ -214,8 +214,8 @@ int64_t shmap_check(drv_proc *p, int host_fd, uint64_t off, uint64_t len)
     struct stat st;
     if (fstat(host_fd, &st) != 0)
         return -(int64_t)errno;
-    for (size_t i = 0; i < p->nshmaps; i++) {
-        const shared_map *m = &p->shmaps[i];
+    for (size_t i = 0; i < p->cur->nshmaps; i++) {
+        const shared_map *m = &p->cur->shmaps[i];
         if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino &&
             overlaps(m->off, m->len, off, len)) {
             proc_warn_once(p, WARN_MMAP_SHARED, "a second writable shared mapping of file pages "
@@ -240,12 +240,12 @@ void shmap_add(drv_proc *p, uint64_t addr, uint64_t len, int host_fd, uint64_t o
 
 void shmap_end(drv_proc *p)
 {
-    for (size_t i = 0; i < p->nshmaps; i++) {
-        write_back(p, &p->shmaps[i], p->shmaps[i].addr, p->shmaps[i].addr + p->shmaps[i].len);
-        if (p->shmaps[i].fd >= 0)
-            close(p->shmaps[i].fd);
+    for (size_t i = 0; i < p->cur->nshmaps; i++) {
+        write_back(p, &p->cur->shmaps[i], p->cur->shmaps[i].addr, p->cur->shmaps[i].addr + p->cur->shmaps[i].len);
+        if (p->cur->shmaps[i].fd >= 0)
+            close(p->cur->shmaps[i].fd);
     }
-    free(p->shmaps);
-    p->shmaps = NULL;
-    p->nshmaps = p->cap_shmaps = 0;
+    free(p->cur->shmaps);
+    p->cur->shmaps = NULL;
+    p->cur->nshmaps = p->cur->cap_shmaps = 0;
 }

@@ -107,21 +107,21 @@ fail_rc:
 static void exec_resets(drv_proc *p, thread *t)
 {
     for (int sig = 1; sig <= LX_NSIG; sig++) {
-        sigaction_state *s = &p->sigactions[sig];
+        sigaction_state *s = &p->cur->sigactions[sig];
         if (s->handler != LX_SIG_IGN)
             s->handler = LX_SIG_DFL;
         s->flags = 0;
         s->mask = 0;
     }
-    p->sigtramp = 0;   /* its page went with the address space */
+    p->cur->sigtramp = 0;   /* its page went with the address space */
     t->altstack_sp = t->altstack_size = 0;
     t->altstack_flags = LX_SS_DISABLE;
     t->clear_child_tid = 0;
     t->robust_list = 0;
     for (int fd = 0; fd < FD_MAX; fd++) {
-        file_obj *f = p->fds[fd].file;
-        if (f && p->fds[fd].cloexec) {
-            p->fds[fd].file = NULL;
+        file_obj *f = p->cur->fds[fd].file;
+        if (f && p->cur->fds[fd].cloexec) {
+            p->cur->fds[fd].file = NULL;
             locks_closing(p, f);
             files_unref(p, f);
         }
@@ -180,9 +180,9 @@ static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char
     /* From another thread than the first, the caller takes the first
      * thread's id, as in Linux; rnr's records go on keying it by its own
      * (thread.vtid). */
-    if (t->vtid != p->pid) {
-        t->vtid = p->pid;
-        p->leader_alias = t;
+    if (t->vtid != p->cur->pid) {
+        t->vtid = p->cur->pid;
+        p->cur->leader_alias = t;
     }
     rru_ctx fresh;
     if (proc_exec_image(p, &img, host_path, guest_path, (const char *const *)argv, argc,
@@ -337,10 +337,10 @@ static int64_t exec_call(drv_proc *p, thread *t, uint64_t nr, const uint64_t a[6
             rc = SC_GONE;
             goto out;
         }
-        inlog_pending_add(&t->log, p->random_addr, p->random_bytes, 16);
+        inlog_pending_add(&t->log, p->cur->random_addr, p->cur->random_bytes, 16);
         char err[512];
         if (p->cfg.exec_loaded &&
-            p->cfg.exec_loaded(p->cfg.exec_ctx, sha, p->img.file, p->img.file_size, err,
+            p->cfg.exec_loaded(p->cfg.exec_ctx, sha, p->cur->img.file, p->cur->img.file_size, err,
                                sizeof err) != 0) {
             proc_fail(p, "recording: %s", err);
             rc = SC_GONE;
@@ -415,7 +415,7 @@ int64_t exec_replay(drv_proc *p, thread *t, rru_ctx *ctx, uint64_t nr, const uin
 
 size_t drv_proc_execs(const drv_proc *p) { return p->nexecs; }
 
-const char *drv_proc_exe(const drv_proc *p) { return p->exe_path; }
+const char *drv_proc_exe(const drv_proc *p) { return p->cur->exe_path; }
 
 const drv_exec_image *drv_proc_exec(const drv_proc *p, size_t i)
 {

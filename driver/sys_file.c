@@ -209,7 +209,7 @@ int64_t sc_mkdirat(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t dir = changing_at(p, a[0], a[1], path, 0);
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
-    return mkdirat((int)dir, path, (mode_t)(a[2] & ~p->umask & 07777)) < 0 ? -(int64_t)errno : 0;
+    return mkdirat((int)dir, path, (mode_t)(a[2] & ~p->cur->umask & 07777)) < 0 ? -(int64_t)errno : 0;
 }
 
 int64_t sc_unlinkat(drv_proc *p, thread *t, const uint64_t a[6])
@@ -260,7 +260,7 @@ int64_t sc_ftruncate(drv_proc *p, thread *t, const uint64_t a[6])
     if (f->kind != FILE_HOST || !writable(f))   /* not a file open for writing */
         return -LX_EINVAL;
     struct stat st;
-    int known = p->nshmaps && fstat(f->host_fd, &st) == 0;
+    int known = p->cur->nshmaps && fstat(f->host_fd, &st) == 0;
     if (ftruncate(f->host_fd, (off_t)a[1]) < 0)
         return -(int64_t)errno;
     if (known)
@@ -290,7 +290,7 @@ int64_t sc_truncate(drv_proc *p, thread *t, const uint64_t a[6])
     if (dir < 0 && dir != AT_FDCWD)
         return dir;
     struct stat st;
-    int known = p->nshmaps && stat(path, &st) == 0;
+    int known = p->cur->nshmaps && stat(path, &st) == 0;
     if (truncate(path, (off_t)a[1]) < 0)
         return -(int64_t)errno;
     if (known)
@@ -548,7 +548,7 @@ static int64_t install_host(drv_proc *p, int hfd, int flags, int writable, int p
 static int maps_path(const drv_proc *p, const char *path)
 {
     char own[48];
-    snprintf(own, sizeof own, "/proc/%d/maps", (int)p->pid);
+    snprintf(own, sizeof own, "/proc/%d/maps", (int)p->cur->pid);
     return strcmp(path, "/proc/self/maps") == 0 || strcmp(path, "/proc/thread-self/maps") == 0 ||
            strcmp(path, own) == 0;
 }
@@ -563,7 +563,7 @@ static int64_t open_maps(drv_proc *p, int64_t fl)
     if (fl & LX_O_DIRECTORY)
         return -LX_ENOTDIR;
     size_t len = 0;
-    char *text = vm_maps_text(p->vm, p->exe_path, &len);
+    char *text = vm_maps_text(p->cur->vm, p->cur->exe_path, &len);
     if (!text)
         return -LX_ENOMEM;
     int hfd = memfd_create("rnr-maps", MFD_CLOEXEC);
@@ -604,7 +604,7 @@ int64_t sc_openat(drv_proc *p, thread *t, const uint64_t a[6])
                  (fl & LX_O_TMPFILE) == LX_O_TMPFILE;
     if (writes && !sink_device(path) && write_refused(p, dir, path, !(fl & LX_O_NOFOLLOW)) < 0)
         return -LX_EACCES;
-    int hfd = openat((int)dir, path, host_open_flags(fl), (mode_t)(a[3] & ~p->umask & 07777));
+    int hfd = openat((int)dir, path, host_open_flags(fl), (mode_t)(a[3] & ~p->cur->umask & 07777));
     if (hfd < 0)
         return -(int64_t)errno;
     return install_host(p, hfd,
@@ -620,7 +620,7 @@ int64_t sc_close(drv_proc *p, thread *t, const uint64_t a[6])
     file_obj *f = files_get(p, fd);
     if (!f)
         return -LX_EBADF;
-    p->fds[fd].file = NULL;
+    p->cur->fds[fd].file = NULL;
     locks_closing(p, f);
     files_unref(p, f);
     return 0;
@@ -755,7 +755,7 @@ int64_t sc_ppoll(drv_proc *p, thread *t, const uint64_t a[6])
     const int restarted = t->polling;
     t->polling = 0;
     uint64_t nfds = a[1];
-    if (nfds > p->rlim_cur[LX_RLIMIT_NOFILE] || nfds > 65536 || (a[3] && a[4] != 8))
+    if (nfds > p->cur->rlim_cur[LX_RLIMIT_NOFILE] || nfds > 65536 || (a[3] && a[4] != 8))
         return -LX_EINVAL;
     int64_t rc;
     uint64_t timeout = UINT64_MAX, left;   /* none */
@@ -805,7 +805,7 @@ int64_t sc_pselect6(drv_proc *p, thread *t, const uint64_t a[6])
     const int restarted = t->polling;
     t->polling = 0;
     int64_t n = (int64_t)(int32_t)a[0];
-    if (n < 0 || (uint64_t)n > p->rlim_cur[LX_RLIMIT_NOFILE] || n > FD_MAX)
+    if (n < 0 || (uint64_t)n > p->cur->rlim_cur[LX_RLIMIT_NOFILE] || n > FD_MAX)
         return -LX_EINVAL;
     int64_t rc;
     uint64_t timeout = UINT64_MAX, left;   /* none */
@@ -886,7 +886,7 @@ int64_t sc_pipe2(drv_proc *p, thread *t, const uint64_t a[6])
     }
     int64_t fw = files_install(p, w, 0, cloexec);
     if (fw < 0) {
-        p->fds[fr].file = NULL;
+        p->cur->fds[fr].file = NULL;
         files_unref(p, r);
         files_unref(p, w);
         return fw;
@@ -951,7 +951,7 @@ static int64_t read_into(drv_proc *p, file_obj *f, uint64_t buf, uint64_t n, int
 static void shown_in_mappings(drv_proc *p, const file_obj *f, int64_t off, const uint8_t *data,
                               uint64_t done)
 {
-    if (!p->nshmaps || done == 0)
+    if (!p->cur->nshmaps || done == 0)
         return;
     if (off < 0) {
         off_t pos = lseek(f->host_fd, 0, SEEK_CUR);
@@ -1366,8 +1366,8 @@ int64_t sc_readlinkat(drv_proc *p, thread *t, const uint64_t a[6])
         return n;
     ssize_t len;
     if (strcmp(path, "/proc/self/exe") == 0) {
-        len = (ssize_t)strlen(p->exe_path);
-        memcpy(target, p->exe_path, (size_t)len);
+        len = (ssize_t)strlen(p->cur->exe_path);
+        memcpy(target, p->cur->exe_path, (size_t)len);
     } else {
         int64_t dir = host_at(p, a[0], path);
         if (dir < 0 && dir != AT_FDCWD)
@@ -1530,9 +1530,9 @@ int64_t sc_fcntl(drv_proc *p, thread *t, const uint64_t a[6])
         return nfd;
     }
     case LX_F_GETFD:
-        return p->fds[fd].cloexec ? LX_FD_CLOEXEC : 0;
+        return p->cur->fds[fd].cloexec ? LX_FD_CLOEXEC : 0;
     case LX_F_SETFD:
-        p->fds[fd].cloexec = (arg & LX_FD_CLOEXEC) != 0;
+        p->cur->fds[fd].cloexec = (arg & LX_FD_CLOEXEC) != 0;
         return 0;
     case LX_F_GETFL:
         return f->flags;
@@ -1578,14 +1578,14 @@ int64_t sc_dup3(drv_proc *p, thread *t, const uint64_t a[6])
         return -LX_EBADF;
     if (newfd < 0 || newfd >= FD_MAX)
         return -LX_EBADF;
-    file_obj *old = p->fds[newfd].file;
+    file_obj *old = p->cur->fds[newfd].file;
     f->refs++;
-    p->fds[newfd].file = NULL;
+    p->cur->fds[newfd].file = NULL;
     if (old)
         locks_closing(p, old);
     files_unref(p, old);
-    p->fds[newfd].file = f;
-    p->fds[newfd].cloexec = (a[2] & LX_O_CLOEXEC) != 0;
+    p->cur->fds[newfd].file = f;
+    p->cur->fds[newfd].cloexec = (a[2] & LX_O_CLOEXEC) != 0;
     return newfd;
 }
 

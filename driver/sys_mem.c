@@ -8,7 +8,7 @@
 int64_t sc_brk(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    return (int64_t)vm_brk(p->vm, a[0]);
+    return (int64_t)vm_brk(p->cur->vm, a[0]);
 }
 
 int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
@@ -21,7 +21,7 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
     if ((flags & LX_MAP_FIXED) && !(addr & LX_PAGE_MASK) && len && len <= VM_USER_TOP)
         shmap_drop(p, addr, len);
     if (flags & LX_MAP_ANONYMOUS)
-        return vm_mmap(p->vm, addr, len, prot, flags, 0, NULL, 0, off);
+        return vm_mmap(p->cur->vm, addr, len, prot, flags, 0, NULL, 0, off);
     file_obj *f = files_get(p, fd);
     if (!f)
         return -LX_EBADF;
@@ -34,7 +34,7 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
     if (shared && (f->flags & LX_O_ACCMODE) != LX_O_RDWR)
         return -LX_EACCES;
     if (len == 0 || (off & LX_PAGE_MASK) || len > VM_USER_TOP)
-        return vm_mmap(p->vm, addr, len, prot, flags, 1, NULL, 0, off); /* its errno */
+        return vm_mmap(p->cur->vm, addr, len, prot, flags, 1, NULL, 0, off); /* its errno */
     if (shared) {
         int64_t rc = shmap_check(p, f->host_fd, off, (len + LX_PAGE_MASK) & ~LX_PAGE_MASK);
         if (rc < 0)
@@ -61,7 +61,7 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
             break;
         got += (uint64_t)r;
     }
-    int64_t rc = vm_mmap(p->vm, addr, len, prot, flags, 1, buf, got, off);
+    int64_t rc = vm_mmap(p->cur->vm, addr, len, prot, flags, 1, buf, got, off);
     free(buf);
     if (shared && rc >= 0)
         shmap_add(p, (uint64_t)rc, len, f->host_fd, off);
@@ -73,13 +73,13 @@ int64_t sc_munmap(drv_proc *p, thread *t, const uint64_t a[6])
     (void)t;
     if (!(a[0] & LX_PAGE_MASK) && a[1] && a[1] <= VM_USER_TOP)
         shmap_drop(p, a[0], (a[1] + LX_PAGE_MASK) & ~LX_PAGE_MASK);
-    return vm_munmap(p->vm, a[0], a[1]);
+    return vm_munmap(p->cur->vm, a[0], a[1]);
 }
 
 int64_t sc_mprotect(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    return vm_mprotect(p->vm, a[0], a[1], (int)a[2]);
+    return vm_mprotect(p->cur->vm, a[0], a[1], (int)a[2]);
 }
 
 int64_t sc_madvise(drv_proc *p, thread *t, const uint64_t a[6])
@@ -89,8 +89,8 @@ int64_t sc_madvise(drv_proc *p, thread *t, const uint64_t a[6])
      * read back from the page cache, which holds the stores: the pages
      * keep their bytes (the whole range is only checked then). */
     if ((int)a[2] == LX_MADV_DONTNEED && shmap_overlaps(p, a[0], a[1]))
-        return vm_madvise(p->vm, a[0], a[1], LX_MADV_NORMAL);
-    return vm_madvise(p->vm, a[0], a[1], (int)a[2]);
+        return vm_madvise(p->cur->vm, a[0], a[1], LX_MADV_NORMAL);
+    return vm_madvise(p->cur->vm, a[0], a[1], (int)a[2]);
 }
 
 int64_t sc_mremap(drv_proc *p, thread *t, const uint64_t a[6])
@@ -101,7 +101,7 @@ int64_t sc_mremap(drv_proc *p, thread *t, const uint64_t a[6])
                        "supported: EINVAL");
         return -LX_EINVAL;
     }
-    return vm_mremap(p->vm, a[0], a[1], a[2], (int)a[3]);
+    return vm_mremap(p->cur->vm, a[0], a[1], a[2], (int)a[3]);
 }
 
 int64_t sc_riscv_flush_icache(drv_proc *p, thread *t, const uint64_t a[6])
@@ -110,7 +110,7 @@ int64_t sc_riscv_flush_icache(drv_proc *p, thread *t, const uint64_t a[6])
     if (a[2] & ~1ull)
         return -LX_EINVAL;
     if (a[1] > a[0])
-        rru_mem_invalidate_code(p->mem, a[0], a[1] - a[0]);
+        rru_mem_invalidate_code(p->cur->mem, a[0], a[1] - a[0]);
     return 0;
 }
 
@@ -133,7 +133,7 @@ static int64_t pages_mapped(drv_proc *p, uint64_t addr, uint64_t len, int aligne
     if (len == 0)
         return 0;
     uint64_t hi = (end + LX_PAGE_MASK) & ~(uint64_t)LX_PAGE_MASK;
-    return hi > lo && vm_accessible(p->vm, lo, hi - lo, 0) ? 0 : -LX_ENOMEM;
+    return hi > lo && vm_accessible(p->cur->vm, lo, hi - lo, 0) ? 0 : -LX_ENOMEM;
 }
 
 int64_t sc_msync(drv_proc *p, thread *t, const uint64_t a[6])
@@ -190,7 +190,7 @@ int64_t sc_mincore(drv_proc *p, thread *t, const uint64_t a[6])
     for (uint64_t done = 0; done < pages;) {
         uint64_t n = pages - done < sizeof chunk ? pages - done : sizeof chunk;
         for (uint64_t i = 0; i < n; i++)
-            chunk[i] = rru_mem_prot(p->mem, a[0] + (done + i) * LX_PAGE_SIZE) >= 0;
+            chunk[i] = rru_mem_prot(p->cur->mem, a[0] + (done + i) * LX_PAGE_SIZE) >= 0;
         if ((rc = guest_write(p, a[2] + done, chunk, (size_t)n)) < 0)
             return rc;
         done += n;

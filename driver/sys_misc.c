@@ -26,7 +26,7 @@ static int64_t cpu_clock_ns(drv_proc *p, thread *t, int64_t clk)
         thread *who = id == 0 ? t : proc_guest_thread(p, id);
         return who ? thread_cpu_ns(p, who) : -1;
     }
-    return id == 0 || id == p->pid ? (int64_t)sched_now(p, t) : -1;
+    return id == 0 || id == p->cur->pid ? (int64_t)sched_now(p, t) : -1;
 }
 
 /* Nanoseconds of clock CLK for thread T, or -1 for an unknown clock. */
@@ -135,22 +135,22 @@ static int64_t rlimit_op(drv_proc *p, uint64_t res, uint64_t new_addr, uint64_t 
         nmax = le64_get(b + 8);
         if (ncur > nmax)
             return -LX_EINVAL;
-        if (nmax > p->rlim_max[res])
+        if (nmax > p->cur->rlim_max[res])
             return -LX_EPERM;   /* an unprivileged process cannot raise a hard limit */
     }
     if (old_addr) {
         uint8_t b[16];
-        le64_put(b, p->rlim_cur[res]);
-        le64_put(b + 8, p->rlim_max[res]);
+        le64_put(b, p->cur->rlim_cur[res]);
+        le64_put(b + 8, p->cur->rlim_max[res]);
         int64_t rc = guest_write(p, old_addr, b, 16);
         if (rc < 0)
             return rc;
     }
     if (new_addr) {
-        p->rlim_cur[res] = ncur;
-        p->rlim_max[res] = nmax;
+        p->cur->rlim_cur[res] = ncur;
+        p->cur->rlim_max[res] = nmax;
         if (res == LX_RLIMIT_AS)
-            vm_set_limit(p->vm, ncur);
+            vm_set_limit(p->cur->vm, ncur);
     }
     return 0;
 }
@@ -159,7 +159,7 @@ int64_t sc_prlimit64(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
     int64_t pid = (int64_t)(int32_t)a[0];
-    if (pid != 0 && pid != p->pid)
+    if (pid != 0 && pid != p->cur->pid)
         return -LX_ESRCH;
     return rlimit_op(p, a[1], a[2], a[3]);
 }
@@ -206,7 +206,7 @@ int64_t sc_getrusage(drv_proc *p, thread *t, const uint64_t a[6])
                                                         : LX_CLOCK_PROCESS_CPUTIME_ID);
         le64_put(b, ns / 1000000000u);
         le64_put(b + 8, ns % 1000000000u / 1000u);
-        le64_put(b + 32, rru_mem_pages(p->mem) * 4);
+        le64_put(b + 32, rru_mem_pages(p->cur->mem) * 4);
     }
     return guest_write(p, a[1], b, sizeof b);
 }
@@ -305,8 +305,8 @@ int64_t sc_sysinfo(drv_proc *p, thread *t, const uint64_t a[6])
 int64_t sc_umask(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    uint32_t old = p->umask;
-    p->umask = (uint32_t)a[0] & 0777;
+    uint32_t old = p->cur->umask;
+    p->cur->umask = (uint32_t)a[0] & 0777;
     return old;
 }
 

@@ -64,7 +64,7 @@ static int default_ignores(int sig)
  * ends, named by thread WHO at PC. */
 static int64_t act_at(drv_proc *p, int sig, const thread *who, uint64_t pc)
 {
-    uint64_t h = p->sigactions[sig].handler;
+    uint64_t h = p->cur->sigactions[sig].handler;
     if (sig != LX_SIGKILL && (h == LX_SIG_IGN || (h == LX_SIG_DFL && default_ignores(sig))))
         return 0;
     proc_exit(p, DRV_SIGNALED, sig, who, pc);
@@ -73,7 +73,7 @@ static int64_t act_at(drv_proc *p, int sig, const thread *who, uint64_t pc)
 
 static int has_handler(const drv_proc *p, int sig)
 {
-    uint64_t h = p->sigactions[sig].handler;
+    uint64_t h = p->cur->sigactions[sig].handler;
     return sig != LX_SIGKILL && h != LX_SIG_DFL && h != LX_SIG_IGN;
 }
 
@@ -134,7 +134,7 @@ int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from, int code)
             }
         }
     }
-    uint64_t h = p->sigactions[sig].handler;
+    uint64_t h = p->cur->sigactions[sig].handler;
     if (sig != LX_SIGKILL && (h == LX_SIG_IGN || (h == LX_SIG_DFL && default_ignores(sig))))
         return 0;   /* discarded even while blocked, as Linux does */
     if ((to->sigmask & SIGBIT(sig)) && sig != LX_SIGKILL) {
@@ -168,7 +168,7 @@ static thread *alarm_taker(const drv_proc *p)
 
 int signal_timer_void(const drv_proc *p)
 {
-    return p->sigactions[LX_SIGALRM].handler == LX_SIG_IGN || !alarm_taker(p);
+    return p->cur->sigactions[LX_SIGALRM].handler == LX_SIG_IGN || !alarm_taker(p);
 }
 
 /* rnr runs no handlers, so the timer's SIGALRM ends the process unless
@@ -178,7 +178,7 @@ int signal_timer_void(const drv_proc *p)
 void signal_timer(drv_proc *p)
 {
     const int sig = LX_SIGALRM;
-    if (p->sigactions[sig].handler == LX_SIG_IGN)
+    if (p->cur->sigactions[sig].handler == LX_SIG_IGN)
         return;
     thread *to = alarm_taker(p);
     if (!to) {
@@ -214,7 +214,7 @@ int64_t sc_rt_sigaction(drv_proc *p, thread *t, const uint64_t a[6])
             return rc;
     }
     if (a[2]) {
-        sigaction_state *o = &p->sigactions[sig];
+        sigaction_state *o = &p->cur->sigactions[sig];
         uint8_t ob[24];
         for (int i = 0; i < 8; i++) {
             ob[i] = (uint8_t)(o->handler >> (8 * i));
@@ -233,7 +233,7 @@ int64_t sc_rt_sigaction(drv_proc *p, thread *t, const uint64_t a[6])
             n.mask = n.mask << 8 | nb[16 + i];
         }
         n.mask &= ~UNBLOCKABLE;
-        p->sigactions[sig] = n;
+        p->cur->sigactions[sig] = n;
         if (n.handler != LX_SIG_DFL && n.handler != LX_SIG_IGN && map_sigtramp(p) < 0)
             return -LX_ENOMEM;
         /* Setting SIG_IGN (or a default that ignores) discards pending ones. */
@@ -328,7 +328,7 @@ int64_t sc_kill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t pid = (int64_t)(int32_t)a[0], sig = (int64_t)(int32_t)a[1];
     if (sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    if (pid != p->pid && pid != 0 && pid != -1)
+    if (pid != p->cur->pid && pid != 0 && pid != -1)
         return -LX_ESRCH;
     return sig == 0 ? 0 : signal_send(p, NULL, (int)sig, t, LX_SI_USER);
 }
@@ -350,7 +350,7 @@ int64_t sc_tgkill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t sig = (int64_t)(int32_t)a[2];
     if (tgid <= 0 || tid <= 0 || sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    thread *to = tgid == p->pid ? proc_guest_thread(p, tid) : NULL;
+    thread *to = tgid == p->cur->pid ? proc_guest_thread(p, tid) : NULL;
     if (!to)
         return -LX_ESRCH;
     return sig == 0 ? 0 : signal_send(p, to, (int)sig, t, LX_SI_TKILL);
@@ -398,16 +398,16 @@ static void frame_fault(drv_proc *p, thread *t, uint64_t pc)
  * 0, or -1 if the address space is full. */
 static int map_sigtramp(drv_proc *p)
 {
-    if (p->sigtramp)
+    if (p->cur->sigtramp)
         return 0;
-    uint64_t limit = vm_limit(p->vm);
-    vm_set_limit(p->vm, VM_NO_LIMIT);
-    int64_t at = vm_mmap(p->vm, 0, LX_PAGE_SIZE, LX_PROT_READ | LX_PROT_EXEC, LX_MAP_PRIVATE, 1,
+    uint64_t limit = vm_limit(p->cur->vm);
+    vm_set_limit(p->cur->vm, VM_NO_LIMIT);
+    int64_t at = vm_mmap(p->cur->vm, 0, LX_PAGE_SIZE, LX_PROT_READ | LX_PROT_EXEC, LX_MAP_PRIVATE, 1,
                          sigtramp_code, sizeof sigtramp_code, 0);
-    vm_set_limit(p->vm, limit);
+    vm_set_limit(p->cur->vm, limit);
     if (at < 0)
         return -1;
-    p->sigtramp = (uint64_t)at;
+    p->cur->sigtramp = (uint64_t)at;
     return 0;
 }
 
@@ -417,7 +417,7 @@ void signal_deliver(drv_proc *p, thread *t, rru_ctx *c)
     t->deliver = 0;
     if (!sig || p->done)
         return;
-    sigaction_state *sa = &p->sigactions[sig];
+    sigaction_state *sa = &p->cur->sigactions[sig];
     if (map_sigtramp(p) < 0) {
         frame_fault(p, t, c->pc);
         return;
@@ -436,7 +436,7 @@ void signal_deliver(drv_proc *p, thread *t, rru_ctx *c)
     uint32_t code = (uint32_t)t->deliver_code;
     for (int i = 0; i < 4; i++) {
         b[FR_INFO + 8 + i] = (uint8_t)(code >> (8 * i));
-        b[FR_INFO + 16 + i] = (uint8_t)(p->pid >> (8 * i));
+        b[FR_INFO + 16 + i] = (uint8_t)(p->cur->pid >> (8 * i));
         b[FR_INFO + 20 + i] = (uint8_t)(1000u >> (8 * i));   /* si_uid: getuid's */
     }
     le64_put(b + FR_STACK, t->altstack_sp);
@@ -457,7 +457,7 @@ void signal_deliver(drv_proc *p, thread *t, rru_ctx *c)
     }
     t->sigmask |= sa->mask | ((sa->flags & LX_SA_NODEFER) ? 0 : SIGBIT(sig));
     t->sigmask &= ~UNBLOCKABLE;
-    c->x[1] = p->sigtramp;
+    c->x[1] = p->cur->sigtramp;
     c->x[2] = frame;
     c->x[10] = (uint64_t)sig;
     c->x[11] = frame + FR_INFO;
@@ -558,7 +558,7 @@ int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t 
     int sig = __builtin_ctzll(ready) + 1;
     t->async &= ~SIGBIT(sig);
     int eintr = t->interrupted &&
-                !((p->sigactions[sig].flags & LX_SA_RESTART) && restartable(nr, c));
+                !((p->cur->sigactions[sig].flags & LX_SA_RESTART) && restartable(nr, c));
     t->interrupted = 0;
     int code = t->async_code[sig];
     syscall_log_result(p, t, nr, signal_mark(sig, code, eintr));

@@ -128,7 +128,7 @@ static void thread_ends(drv_proc *p, thread *t)
 int64_t sc_exit(drv_proc *p, thread *t, const uint64_t a[6])
 {
     thread_ends(p, t);
-    if (t->vtid == p->pid)
+    if (t->vtid == p->cur->pid)
         p->leader_status = (int)(a[0] & 0xff);
     sched_exit_thread(p, t);
     if (p->live == 0)
@@ -302,10 +302,10 @@ static int64_t read_timeval(drv_proc *p, uint64_t addr, uint64_t *ns)
 static int64_t write_itimer(drv_proc *p, uint64_t addr, uint64_t now)
 {
     uint64_t left = 0;
-    if (p->itimer_at != UINT64_MAX)
-        left = p->itimer_at > now ? p->itimer_at - now : 0;
-    uint64_t left_us = p->itimer_at == UINT64_MAX ? 0 : left / 1000 ? left / 1000 : 1;
-    uint64_t every_us = p->itimer_every / 1000;
+    if (p->cur->itimer_at != UINT64_MAX)
+        left = p->cur->itimer_at > now ? p->cur->itimer_at - now : 0;
+    uint64_t left_us = p->cur->itimer_at == UINT64_MAX ? 0 : left / 1000 ? left / 1000 : 1;
+    uint64_t every_us = p->cur->itimer_every / 1000;
     int64_t v[4] = {(int64_t)(every_us / 1000000), (int64_t)(every_us % 1000000),
                     (int64_t)(left_us / 1000000), (int64_t)(left_us % 1000000)};
     return guest_write(p, addr, v, sizeof v);
@@ -344,8 +344,8 @@ int64_t sc_setitimer(drv_proc *p, thread *t, const uint64_t a[6])
     }
     if (a[2] && (rc = write_itimer(p, a[2], now)) < 0)
         return rc;
-    p->itimer_at = value ? now + value : UINT64_MAX;
-    p->itimer_every = value ? every : 0;
+    p->cur->itimer_at = value ? now + value : UINT64_MAX;
+    p->cur->itimer_every = value ? every : 0;
     return 0;
 }
 
@@ -364,15 +364,15 @@ int64_t sc_sched_yield(drv_proc *p, thread *t, const uint64_t a[6])
 #define GUEST_UID 1000u
 #define GUEST_GID 1000u
 
-int64_t sc_getpid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->pid; }
-int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->pid - 1; }
+int64_t sc_getpid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->cur->pid; }
+int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->cur->pid - 1; }
 int64_t sc_gettid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)a; return t->vtid; }
 int64_t sc_getuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_UID; }
 /* The process is its own group and session leader. */
 int64_t sc_getpgid(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    return a[0] == 0 || (int64_t)a[0] == p->pid ? (int64_t)p->pid : -LX_ESRCH;
+    return a[0] == 0 || (int64_t)a[0] == p->cur->pid ? (int64_t)p->cur->pid : -LX_ESRCH;
 }
 int64_t sc_getsid(drv_proc *p, thread *t, const uint64_t a[6]) { return sc_getpgid(p, t, a); }
 int64_t sc_getgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_GID; }
@@ -380,7 +380,7 @@ int64_t sc_getgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)
 /* 1 if PID names this process or one of its live threads (0 = the caller). */
 static int is_ours(drv_proc *p, int64_t pid)
 {
-    if (pid == 0 || pid == p->pid)
+    if (pid == 0 || pid == p->cur->pid)
         return 1;
     return proc_guest_thread(p, pid) != NULL;
 }
@@ -505,7 +505,7 @@ int64_t sc_getpriority(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
     int rc = prio_target(p, a);
-    return rc < 0 ? rc : 20 - p->nice;
+    return rc < 0 ? rc : 20 - p->cur->nice;
 }
 
 int64_t sc_setpriority(drv_proc *p, thread *t, const uint64_t a[6])
@@ -516,9 +516,9 @@ int64_t sc_setpriority(drv_proc *p, thread *t, const uint64_t a[6])
         return rc;
     int64_t nice = (int64_t)(int32_t)a[2];
     nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
-    if (nice < p->nice)
+    if (nice < p->cur->nice)
         return -LX_EACCES;
-    p->nice = (int)nice;
+    p->cur->nice = (int)nice;
     return 0;
 }
 

@@ -179,7 +179,7 @@ void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
 
 int guest_ok(drv_proc *p, uint64_t addr, uint64_t n, int prot)
 {
-    return vm_accessible(p->vm, addr, n, prot);
+    return vm_accessible(p->cur->vm, addr, n, prot);
 }
 
 int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n)
@@ -189,7 +189,7 @@ int64_t guest_read(drv_proc *p, uint64_t addr, void *buf, size_t n)
     if (!guest_ok(p, addr, n, LX_PROT_READ) || proc_materialize(p, addr, n) < 0)
         return -LX_EFAULT;
     int rc = p->sys_core >= 0 ? rru_machine_read(p->m, (unsigned)p->sys_core, addr, buf, n)
-                              : rru_mem_read(p->mem, addr, buf, n);
+                              : rru_mem_read(p->cur->mem, addr, buf, n);
     return rc < 0 ? -LX_EFAULT : 0;
 }
 
@@ -202,7 +202,7 @@ static int64_t write_guest(drv_proc *p, uint64_t addr, const void *buf, size_t n
     if (!guest_ok(p, addr, n, LX_PROT_WRITE) || proc_materialize(p, addr, n) < 0)
         return -LX_EFAULT;
     int rc = p->sys_core >= 0 ? rru_machine_write(p->m, (unsigned)p->sys_core, addr, buf, n)
-                              : rru_mem_write(p->mem, addr, buf, n);
+                              : rru_mem_write(p->cur->mem, addr, buf, n);
     if (rc < 0)
         return -LX_EFAULT;
     if (log && p->in && p->sys_thread)
