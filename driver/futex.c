@@ -27,7 +27,9 @@ int futex_wake(drv_proc *p, uint64_t addr, int n, uint32_t bitset, uint64_t when
     thread *t = p->futex_head;
     while (t && woken < n) {
         thread *next = t->next;
-        if (t->wait_addr == addr && (t->wait_bitset & bitset)) {
+        /* A futex is an address in one memory (a vfork child shares its
+         * parent's). */
+        if (t->wait_addr == addr && t->proc->mem == p->cur->mem && (t->wait_bitset & bitset)) {
             sched_wake(p, t, 0, when);
             woken++;
         }
@@ -44,7 +46,7 @@ int futex_requeue(drv_proc *p, uint64_t addr, uint64_t addr2, int n)
     while (count < n) {
         int batch = 0;
         for (thread *t = p->futex_head; t && batch < 64 && count + batch < n; t = t->next)
-            if (t->wait_addr == addr)
+            if (t->wait_addr == addr && t->proc->mem == p->cur->mem)
                 moved[batch++] = t;
         if (batch == 0)
             break;

@@ -13,6 +13,7 @@
 #include "driver/loader.h"
 #include "driver/record.h"
 #include "driver/vm.h"
+#include "formats/digest.h"
 #include "rru/machine.h"
 
 /* ---- threads ---- */
@@ -31,10 +32,14 @@ typedef enum thr_wait {
     WAIT_PIPE = 3,               /* wait_addr = the pipe's id */
     WAIT_POLL = 4,               /* ppoll: any pipe's change, or the deadline */
     WAIT_LOCK = 5,               /* a file lock held by another owner (locks.c) */
+    WAIT_CHILD = 6,              /* wait4, waitid: a child process's end */
+    WAIT_VFORK = 7,              /* vfork: the child's execve or end */
 } thr_wait;
 
 typedef struct thread thread;
+typedef struct process process;
 struct thread {
+    process *proc;               /* the process it belongs to */
     uint32_t tid;                /* its id in rnr's records: creation order from the pid */
     /* The id the guest sees (gettid, tgkill, robust futexes): tid, except
      * for a thread that executed a program while not the first thread,
@@ -147,9 +152,21 @@ typedef struct shared_map shared_map;
 
 /* A process: an address space with its own descriptors, signal actions
  * and limits, and the threads whose thread.proc names it. */
-typedef struct process process;
 struct process {
     uint32_t pid;
+    process *parent;             /* NULL for the first process */
+    size_t live;                 /* its threads not DEAD */
+    int ended;                   /* every thread of it ended: a zombie until reaped */
+    int reaped;                  /* wait4 or waitid collected it */
+    int wstatus;                 /* the wait status word its end left (Linux's encoding) */
+    int exit_signal;             /* sent to the parent at its end (clone's low byte), 0: none */
+    int leader_status;           /* the exit status of its first thread's exit */
+    /* vfork: the parent's thread waiting for this child's execve or end,
+     * and the child runs on the parent's memory and address space until
+     * then (shares_mem: mem and vm are not its own). */
+    thread *vfork_parent;
+    int shares_mem;
+    uint8_t digest[32];          /* ended: the memory part of its final state */
     thread *leader_alias;        /* the thread the guest knows by the pid since its execve, or NULL */
     rru_mem *mem;
     vm *vm;
@@ -181,7 +198,10 @@ struct drv_proc {
     char *private_shm;           /* ... its shm/, the guest's /dev/shm, owned */
     lock_rec *locks;             /* advisory file locks (locks.c), owned */
     size_t nlocks, caplocks;
-    /* The processes; cur is the one of the thread the driver serves now. */
+    /* The processes, by creation order (procs[0] the first: its end ends
+     * the run); cur is the one of the thread the driver serves now. */
+    process **procs;
+    size_t nprocs, cap_procs;
     process *cur;
     uint32_t tid_base;           /* the first thread's id: threads[tid - tid_base] */
     drv_exec_image *execs;       /* recording: the images execve loaded (sys_exec.c), owned */
@@ -211,7 +231,6 @@ struct drv_proc {
     /* The end. */
     int done;
     drv_result result;
-    int leader_status;
     char *message;
     /* Counters. */
     uint64_t syscalls, switches;
@@ -222,14 +241,43 @@ struct drv_proc {
 /* One-time warnings (bit index into warned[]). */
 enum {
     WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
-    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM,
+    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM, WARN_FORK,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Ends the process with MESSAGE (printf-style) as a simulator failure. */
 void proc_fail(drv_proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Ends the process: exit status (DRV_EXITED) or signal (DRV_SIGNALED). */
+/* Ends the current process: exit status (DRV_EXITED) or signal
+ * (DRV_SIGNALED). The first process's end ends the run (processes still
+ * alive end with it, as in a PID namespace whose init ends); another's
+ * ends its threads, leaves it a zombie for its parent (process_end). */
 void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t pc);
+
+/* ---- processes (sys_proc.c) ---- */
+
+/* A child of the current process for clone without CLONE_VM (fork: a copy
+ * of its memory and address space) or with CLONE_VM|CLONE_VFORK (the same
+ * memory until its execve); descriptors, signal actions and limits
+ * copied. NULL with *err = -errno. */
+process *process_fork(drv_proc *p, int vfork, int exit_signal, int64_t *err);
+/* The current process ends with wait status WSTATUS: its threads end (T,
+ * if not NULL, among them), its descriptors close, its parent gets its
+ * exit signal and wakes from wait4. Not for the first process. */
+void process_end(drv_proc *p, int wstatus);
+/* A vfork child executed a program: its own memory and address space from
+ * now on (empty: the loader fills them), and the parent goes on. 0, or -1
+ * out of memory. */
+int process_vfork_done(drv_proc *p);
+/* The process with id PID, or NULL. */
+process *process_by_pid(const drv_proc *p, int64_t pid);
+/* Frees a process's own state (its descriptors are closed by files.c). */
+void process_free(process *pr);
+/* Adds process PR's memory (regions and nonzero pages) to digest S. */
+void process_digest(const process *pr, rnr_sha256 *s);
+/* Every other live thread of the current process but T ends (execve, the
+ * process's end): through the scheduler when recording, marked ended in a
+ * replay (REPLAY). */
+void proc_end_threads(drv_proc *p, thread *t, int replay);
 
 /* Writable shared file mappings (shmap.c). A replay keeps the list with
  * no host descriptors and writes nothing. */
@@ -295,15 +343,17 @@ static inline thread *proc_live_thread(const drv_proc *p, int64_t tid)
     thread *t = proc_thread(p, tid);
     return t && t->state != THR_DEAD ? t : NULL;
 }
-/* The live thread the guest's id ID names (gettid's ids: thread.vtid),
- * or NULL. */
+/* The live thread of the current process the guest's id ID names
+ * (gettid's ids: thread.vtid), or NULL. */
 static inline thread *proc_guest_thread(const drv_proc *p, int64_t id)
 {
     if (p->cur->leader_alias && id == (int64_t)p->cur->pid)
         return p->cur->leader_alias->state != THR_DEAD ? p->cur->leader_alias : NULL;
     thread *t = proc_live_thread(p, id);
-    return t && (int64_t)t->vtid == id ? t : NULL;
+    return t && (int64_t)t->vtid == id && t->proc == p->cur ? t : NULL;
 }
+/* The driver serves thread T now: its process is the current one. */
+static inline void proc_select(drv_proc *p, const thread *t) { p->cur = t->proc; }
 /* Makes T runnable no earlier than cycle WHEN with a0 = RESULT (if
  * set_result), and puts it on an idle core if there is one. */
 void sched_make_ready(drv_proc *p, thread *t, uint64_t when);
@@ -331,7 +381,7 @@ void sched_exit_thread(drv_proc *p, thread *t);
 void sched_kill_thread(drv_proc *p, thread *t);
 /* A thread was set DEAD (record: sched_exit_thread; replay: its exit): one
  * live thread less, and the alive list compacted now and then. */
-void sched_thread_died(drv_proc *p);
+void sched_thread_died(drv_proc *p, thread *t);
 /* The earliest deadline: a blocked thread's or the interval timer's,
  * UINT64_MAX if none. */
 uint64_t sched_next_deadline(const drv_proc *p);

@@ -86,6 +86,11 @@ void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t p
 {
     if (p->done)
         return;
+    if (p->cur != p->procs[0]) {
+        if (!p->cur->ended)
+            process_end(p, end == DRV_SIGNALED ? (status & 0x7f) : (status & 0xff) << 8);
+        return;
+    }
     save_running(p);
     p->done = 1;
     shmap_end(p);   /* the shared mappings' last stores reach their files */
@@ -208,6 +213,7 @@ int proc_demand_page(drv_proc *p, unsigned cause, uint64_t addr)
 
 static int demand_fault(drv_proc *p, const rru_stop *st)
 {
+    proc_select(p, p->core_thread[st->core]);
     int rc = proc_demand_page(p, st->cause, st->tval);
     if (rc < 0)
         proc_fail(p, "out of host memory for guest pages");
@@ -449,11 +455,17 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     p->cfg = *config;
     p->sys_core = -1;
     p->cur = calloc(1, sizeof *p->cur);
-    if (!p->cur) {
+    p->procs = calloc(8, sizeof *p->procs);
+    if (!p->cur || !p->procs) {
+        free(p->cur);
+        free(p->procs);
         free(p);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    p->procs[0] = p->cur;
+    p->nprocs = 1;
+    p->cap_procs = 8;
     p->cur->pid = GUEST_PID;
     p->tid_base = GUEST_PID;
     p->rng = config->machine.seed ^ 0x5eed0f0d51ee7ull;
@@ -601,6 +613,7 @@ static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uin
     case RRU_STOP_ILLEGAL:
     case RRU_STOP_MISALIGNED: {
         thread *t = p->core_thread[st->core];
+        proc_select(p, t);
         proc_exit(p, DRV_SIGNALED, st->signal, t, st->pc);
         if (p->message && (reason == RRU_STOP_FAULT || reason == RRU_STOP_MISALIGNED)) {
             char *m = NULL;
@@ -704,26 +717,42 @@ static void hash_u64(rnr_sha256 *s, uint64_t v)
     rnr_sha256_update(s, b, 8);
 }
 
-void drv_proc_digest(const drv_proc *p, uint8_t out[32])
+void process_digest(const process *pr, rnr_sha256 *s)
 {
     static const uint8_t zero[LX_PAGE_SIZE];
     uint8_t page[LX_PAGE_SIZE];
+    /* Memory: every region (start, end, protection), then each of its
+     * pages that holds a nonzero byte (address, 4096 bytes). */
+    for (size_t i = 0; i < vm_count(pr->vm); i++) {
+        const vm_region *r = vm_region_at(pr->vm, i);
+        hash_u64(s, r->start);
+        hash_u64(s, r->end);
+        hash_u64(s, (uint64_t)r->prot);
+        for (uint64_t a = r->start; a < r->end; a += LX_PAGE_SIZE) {
+            if (rru_mem_prot(pr->mem, a) < 0 || rru_mem_read(pr->mem, a, page, sizeof page) < 0 ||
+                memcmp(page, zero, sizeof page) == 0)
+                continue;
+            hash_u64(s, a);
+            rnr_sha256_update(s, page, sizeof page);
+        }
+    }
+}
+
+void drv_proc_digest(const drv_proc *p, uint8_t out[32])
+{
     rnr_sha256 s;
     rnr_sha256_init(&s);
     rnr_sha256_update(&s, "rnr-final-state-1", 17);
-    /* Memory: every region (start, end, protection), then each of its
-     * pages that holds a nonzero byte (address, 4096 bytes). */
-    for (size_t i = 0; i < vm_count(p->cur->vm); i++) {
-        const vm_region *r = vm_region_at(p->cur->vm, i);
-        hash_u64(&s, r->start);
-        hash_u64(&s, r->end);
-        hash_u64(&s, (uint64_t)r->prot);
-        for (uint64_t a = r->start; a < r->end; a += LX_PAGE_SIZE) {
-            if (rru_mem_prot(p->cur->mem, a) < 0 || rru_mem_read(p->cur->mem, a, page, sizeof page) < 0 ||
-                memcmp(page, zero, sizeof page) == 0)
-                continue;
-            hash_u64(&s, a);
-            rnr_sha256_update(&s, page, sizeof page);
+    process_digest(p->procs[0], &s);
+    /* Every other process (none in a run that made none): its id, and its
+     * memory now or as it ended. */
+    for (size_t i = 1; i < p->nprocs; i++) {
+        const process *pr = p->procs[i];
+        hash_u64(&s, pr->pid);
+        if (pr->ended) {
+            rnr_sha256_update(&s, pr->digest, sizeof pr->digest);
+        } else if (!pr->shares_mem) {
+            process_digest(pr, &s);
         }
     }
     for (size_t i = 0; i < p->nthreads; i++) {
@@ -748,6 +777,8 @@ void drv_proc_free(drv_proc *p)
 {
     if (!p)
         return;
+    p->cur = p->procs[0];
+    p->done = 1;   /* closing files wakes no (freed) thread */
     if (p->in) {
         char err[RNR_ERR_MAX_DRV];
         inlog_close(p->in, err, sizeof err);
@@ -764,6 +795,12 @@ void drv_proc_free(drv_proc *p)
     files_close_all(p);
     files_private_tmp_remove(p);
     rru_machine_free(p->m);
+    for (size_t i = 1; i < p->nprocs; i++) {
+        p->cur = p->procs[i];
+        files_close_all(p);
+        process_free(p->procs[i]);
+    }
+    p->cur = p->procs[0];
     vm_free(p->cur->vm);
     rru_mem_free(p->cur->mem);
     loader_free(&p->cur->img);
@@ -776,10 +813,11 @@ void drv_proc_free(drv_proc *p)
     free(p->execs);
     free(p->message);
     free(p->cur);
+    free(p->procs);
     free(p);
 }
 
 int drv_proc_symbolize(const drv_proc *p, uint64_t pc, char *out, size_t len)
 {
-    return loader_symbolize(&p->cur->img, pc, out, len);
+    return loader_symbolize(&p->procs[0]->img, pc, out, len);
 }

@@ -27,7 +27,13 @@ drv_proc *drv_replay_new(const drv_config *config, const char *program, const ch
     return p;
 }
 
-rru_mem *drv_replay_mem(drv_proc *p) { return p->cur->mem; }
+rru_mem *drv_replay_mem(drv_proc *p) { return p->procs[0]->mem; }
+
+rru_mem *drv_replay_thread_mem(drv_proc *p, uint32_t tid)
+{
+    thread *t = proc_thread(p, tid);
+    return t && t->proc->mem ? t->proc->mem : p->procs[0]->mem;
+}
 
 rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
 {
@@ -35,8 +41,12 @@ rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
     return t && t->state != THR_BLOCKED ? &t->ctx : NULL;
 }
 
-int drv_replay_fault(drv_proc *p, const rru_stop *stop)
+int drv_replay_fault(drv_proc *p, uint32_t tid, const rru_stop *stop)
 {
+    thread *t = proc_live_thread(p, tid);
+    if (!t)
+        return 0;
+    proc_select(p, t);
     int rc = proc_demand_page(p, stop->cause, stop->tval);
     if (rc != 0)
         return rc;
@@ -207,12 +217,12 @@ static int replay_exit(drv_proc *p, thread *t, int status)
     (void)thread_robust_exit(p, t, wake, sizeof wake / sizeof wake[0]);
     (void)thread_clear_tid(p, t);
     if (t->vtid == p->cur->pid)
-        p->leader_status = status & 0xff;
+        p->cur->leader_status = status & 0xff;
     t->state = THR_DEAD;
-    sched_thread_died(p);
-    if (p->live == 0) {
-        proc_exit(p, DRV_EXITED, p->leader_status, t, 0);
-        return DRV_REPLAY_END;
+    sched_thread_died(p, t);
+    if (t->proc->live == 0) {
+        proc_exit(p, DRV_EXITED, p->cur->leader_status, t, 0);
+        return p->done ? DRV_REPLAY_END : DRV_REPLAY_EXITED;
     }
     return DRV_REPLAY_EXITED;
 }
@@ -223,13 +233,14 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     thread *t = proc_live_thread(p, tid);
     if (!t)
         DIVERGE("thread %u runs after its end", tid);
+    proc_select(p, t);
     uint64_t nr = ctx->x[17];
     uint64_t a[6] = {ctx->x[10], ctx->x[11], ctx->x[12], ctx->x[13], ctx->x[14], ctx->x[15]};
     drv_syscall_info info = drv_syscall_lookup((uint32_t)nr);
     if (nr == 93 || nr == 94) {   /* exit, exit_group: nothing logged */
         if (nr == 94) {
             proc_exit(p, DRV_EXITED, (int)(a[0] & 0xff), t, 0);
-            return DRV_REPLAY_END;
+            return p->done ? DRV_REPLAY_END : DRV_REPLAY_EXITED;
         }
         return replay_exit(p, t, (int)a[0]);
     }

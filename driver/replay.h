@@ -36,7 +36,11 @@ typedef struct drv_replay_input {
 drv_proc *drv_replay_new(const drv_config *config, const char *program, const char *const *argv,
                          size_t argc, const char *const *envp, size_t envc, char *err,
                          size_t errlen);
+/* The first process's memory (a debugger's view). */
 rru_mem *drv_replay_mem(drv_proc *p);
+/* The memory thread TID runs on now: its process's (execve and a vfork
+ * child's execve change it, at that thread's own system call). */
+rru_mem *drv_replay_thread_mem(drv_proc *p, uint32_t tid);
 /* The registers of live thread TID, or NULL (unknown, exited, or stuck in a
  * call that never returned: DRV_REPLAY_STUCK). */
 rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid);
@@ -60,10 +64,10 @@ enum {
  * the host. DRV_REPLAY_*; the message names the thread and what differs. */
 int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay_input *in,
                        char *msg, size_t msglen);
-/* A hart of the replay stopped with a fault (STOP): 1 if it was demand
+/* A hart of the replay running thread TID stopped with a fault (STOP): 1 if it was demand
  * paging (the page now exists: run the instruction again), 0 if it is a
  * real fault, -1 out of host memory. */
-int drv_replay_fault(drv_proc *p, const rru_stop *stop);
+int drv_replay_fault(drv_proc *p, uint32_t tid, const rru_stop *stop);
 /* Reads N bytes of guest memory at ADDR as the guest would see them,
  * changing nothing (a page mapped but never touched reads as zeros): for
  * a debugger. 0, or -1 if a byte is not mapped. */

@@ -42,6 +42,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     thread *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
+    t->proc = p->cur;
     t->tid = p->tid_base + (uint32_t)p->nthreads;
     t->vtid = t->tid;
     t->state = THR_RUNNABLE;
@@ -55,6 +56,7 @@ thread *sched_new_thread(drv_proc *p, const rru_ctx *ctx)
     p->threads[p->nthreads++] = t;
     p->alive[p->nalive++] = t;
     p->live++;
+    p->cur->live++;
     return t;
 }
 
@@ -107,6 +109,7 @@ static void switch_out(drv_proc *p, unsigned core, uint32_t reason)
 
 static void dispatch(drv_proc *p, unsigned core, thread *t)
 {
+    rru_machine_set_mem(p->m, core, t->proc->mem);
     rru_machine_load(p->m, core, &t->ctx);
     rru_machine_advance_clock(p->m, core, t->ready_time);
     p->core_thread[core] = t;
@@ -224,7 +227,7 @@ void sched_exit_thread(drv_proc *p, thread *t)
             futex_dequeue(p, t);
         t->state = THR_DEAD;
     }
-    sched_thread_died(p);
+    sched_thread_died(p, t);
 }
 
 void sched_kill_thread(drv_proc *p, thread *t)
@@ -232,7 +235,7 @@ void sched_kill_thread(drv_proc *p, thread *t)
     if (t->state == THR_RUNNABLE) {
         thread_unlink(&p->runq_head, &p->runq_tail, t);
         t->state = THR_DEAD;
-        sched_thread_died(p);
+        sched_thread_died(p, t);
         return;
     }
     /* Running (its core's chunk ends, the core takes the next runnable
@@ -243,9 +246,10 @@ void sched_kill_thread(drv_proc *p, thread *t)
     t->deadline = UINT64_MAX;
 }
 
-void sched_thread_died(drv_proc *p)
+void sched_thread_died(drv_proc *p, thread *t)
 {
     p->live--;
+    t->proc->live--;
     /* The dead leave the alive list once they are half of it (order kept):
      * scans of it cost the live threads, not every thread ever made. */
     if (p->nalive > 2 * p->live + 16) {
@@ -260,7 +264,10 @@ void sched_thread_died(drv_proc *p)
 uint64_t sched_next_deadline(const drv_proc *p)
 {
     uint64_t w = sched_next_wake(p);
-    return w < p->cur->itimer_at ? w : p->cur->itimer_at;
+    for (size_t i = 0; i < p->nprocs; i++)
+        if (!p->procs[i]->ended && p->procs[i]->itimer_at < w)
+            w = p->procs[i]->itimer_at;
+    return w;
 }
 
 uint64_t sched_next_wake(const drv_proc *p)
@@ -276,12 +283,16 @@ uint64_t sched_next_wake(const drv_proc *p)
 
 void sched_expire(drv_proc *p, uint64_t now)
 {
-    if (p->cur->itimer_at <= now) {
-        /* The interval timer first; a periodic one is re-armed at its next
-         * multiple of the interval after NOW (expiries in between are
-         * overruns: one signal). */
-        uint64_t at = p->cur->itimer_at, every = p->cur->itimer_every;
-        p->cur->itimer_at = every ? at + ((now - at) / every + 1) * every : UINT64_MAX;
+    for (size_t i = 0; i < p->nprocs; i++) {
+        process *pr = p->procs[i];
+        if (pr->ended || pr->itimer_at > now)
+            continue;
+        /* The interval timers first (by process creation order); a
+         * periodic one is re-armed at its next multiple of the interval
+         * after NOW (expiries in between are overruns: one signal). */
+        uint64_t at = pr->itimer_at, every = pr->itimer_every;
+        pr->itimer_at = every ? at + ((now - at) / every + 1) * every : UINT64_MAX;
+        p->cur = pr;
         signal_timer(p);
         if (p->done)
             return;
@@ -328,7 +339,7 @@ char *sched_deadlock_report(const drv_proc *p)
             continue;
         drv_syscall_info info = drv_syscall_lookup((uint32_t)t->block_nr);
         char sym[96], where[128] = "";
-        if (loader_symbolize(&p->cur->img, t->block_pc, sym, sizeof sym) == 0)
+        if (loader_symbolize(&t->proc->img, t->block_pc, sym, sizeof sym) == 0)
             snprintf(where, sizeof where, " (%s)", sym);
         if (t->wait == WAIT_FUTEX)
             len += (size_t)snprintf(s + len, cap - len,

@@ -128,31 +128,6 @@ static void exec_resets(drv_proc *p, thread *t)
     }
 }
 
-/* The caller's other threads end, as Linux ends them at an execve.
- * Recording and run: through the scheduler (a running one's chunk ends
- * there, as at an exit; the execve serializes every core at its entry, so
- * nothing of theirs runs after it); the runnable ones first, so that a
- * core freed takes no thread that is about to end. Replay: they are
- * marked ended (no chunk of theirs follows the execve in the log). */
-static void end_other_threads(drv_proc *p, thread *t, int replay)
-{
-    for (int pass = 0; pass < 3; pass++) {
-        for (size_t i = 0; i < p->nalive; i++) {
-            thread *o = p->alive[i];
-            if (o == t || o->state == THR_DEAD)
-                continue;
-            if (replay) {
-                o->state = THR_DEAD;
-                sched_thread_died(p);
-                continue;
-            }
-            thr_state want = pass == 0 ? THR_RUNNABLE : pass == 1 ? THR_BLOCKED : THR_RUNNING;
-            if (o->state == want)
-                sched_kill_thread(p, o);
-        }
-    }
-}
-
 /* Replaces the program with the one at HOST_PATH (the guest named it
  * GUEST_PATH): 0 with *CTX the new registers and SHA the SHA-256 (hex) of
  * the file loaded; 1 if a replay's WANT (NULL: none) is not that hash, or
@@ -176,7 +151,13 @@ static int64_t do_exec(drv_proc *p, thread *t, const char *host_path, const char
         loader_free(&img);
         return 1;
     }
-    end_other_threads(p, t, want != NULL);
+    proc_end_threads(p, t, want != NULL);
+    /* A vfork child gets its own memory now, and its parent goes on. */
+    if (process_vfork_done(p) < 0) {
+        loader_free(&img);
+        proc_fail(p, "execve of %s: out of memory", host_path);
+        return SC_GONE;
+    }
     /* From another thread than the first, the caller takes the first
      * thread's id, as in Linux; rnr's records go on keying it by its own
      * (thread.vtid). */

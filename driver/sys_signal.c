@@ -114,7 +114,7 @@ static int64_t act(drv_proc *p, thread *t, int sig, thread *from, int code)
         }
         return signal_async(p, t, sig, code == -1 ? LX_SI_USER : code, from ? sched_now(p, from) : 0);
     }
-    thread *who = from ? from : t;
+    thread *who = from && from->proc == t->proc ? from : t;
     return act_at(p, sig, who, who->state == THR_RUNNING ? who->block_pc : who->ctx.pc);
 }
 
@@ -127,7 +127,7 @@ int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from, int code)
         if (to->sigmask & SIGBIT(sig)) {
             for (size_t i = 0; i < p->nalive; i++) {
                 thread *c = p->alive[i];
-                if (c->state != THR_DEAD && !(c->sigmask & SIGBIT(sig))) {
+                if (c->state != THR_DEAD && c->proc == p->cur && !(c->sigmask & SIGBIT(sig))) {
                     to = c;
                     break;
                 }
@@ -158,17 +158,24 @@ int64_t signal_check_pending(drv_proc *p, thread *t)
 
 /* The thread a process-directed SIGALRM goes to, as from kill(2) sent
  * from outside: the first live one that does not block it; NULL if all do. */
-static thread *alarm_taker(const drv_proc *p)
+static thread *alarm_taker(const drv_proc *p, const process *pr)
 {
     for (size_t i = 0; i < p->nalive; i++)
-        if (p->alive[i]->state != THR_DEAD && !(p->alive[i]->sigmask & SIGBIT(LX_SIGALRM)))
+        if (p->alive[i]->state != THR_DEAD && p->alive[i]->proc == pr &&
+            !(p->alive[i]->sigmask & SIGBIT(LX_SIGALRM)))
             return p->alive[i];
     return NULL;
 }
 
 int signal_timer_void(const drv_proc *p)
 {
-    return p->cur->sigactions[LX_SIGALRM].handler == LX_SIG_IGN || !alarm_taker(p);
+    for (size_t i = 0; i < p->nprocs; i++) {
+        const process *pr = p->procs[i];
+        if (!pr->ended && pr->itimer_at != UINT64_MAX &&
+            pr->sigactions[LX_SIGALRM].handler != LX_SIG_IGN && alarm_taker(p, pr))
+            return 0;
+    }
+    return 1;
 }
 
 /* rnr runs no handlers, so the timer's SIGALRM ends the process unless
@@ -180,7 +187,7 @@ void signal_timer(drv_proc *p)
     const int sig = LX_SIGALRM;
     if (p->cur->sigactions[sig].handler == LX_SIG_IGN)
         return;
-    thread *to = alarm_taker(p);
+    thread *to = alarm_taker(p, p->cur);
     if (!to) {
         proc_warn_once(p, WARN_TIMER_BLOCKED,
                        "SIGALRM of the interval timer is blocked by every thread: rnr drops it "
@@ -239,7 +246,8 @@ int64_t sc_rt_sigaction(drv_proc *p, thread *t, const uint64_t a[6])
         /* Setting SIG_IGN (or a default that ignores) discards pending ones. */
         if (n.handler == LX_SIG_IGN || (n.handler == LX_SIG_DFL && default_ignores((int)sig)))
             for (size_t i = 0; i < p->nalive; i++)
-                p->alive[i]->pending &= ~SIGBIT(sig);
+                if (p->alive[i]->proc == p->cur)
+                    p->alive[i]->pending &= ~SIGBIT(sig);
     }
     return 0;
 }
@@ -328,6 +336,26 @@ int64_t sc_kill(drv_proc *p, thread *t, const uint64_t a[6])
     int64_t pid = (int64_t)(int32_t)a[0], sig = (int64_t)(int32_t)a[1];
     if (sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
+    if (pid > 0 && pid != p->cur->pid) {
+        /* Another process: a zombie takes nothing, and says nothing. */
+        process *self = p->cur, *pr = process_by_pid(p, pid);
+        if (!pr || pr->reaped)
+            return -LX_ESRCH;
+        if (sig == 0 || pr->ended)
+            return 0;
+        p->cur = pr;
+        thread *to = NULL;
+        for (size_t i = 0; i < p->nalive; i++) {
+            thread *c = p->alive[i];
+            if (c->state == THR_DEAD || c->proc != pr)
+                continue;
+            if (!to || ((to->sigmask & SIGBIT(sig)) && !(c->sigmask & SIGBIT(sig))))
+                to = c;
+        }
+        int64_t rc = to ? signal_send(p, to, (int)sig, t, LX_SI_USER) : 0;
+        p->cur = self;
+        return rc == SC_GONE && !p->done && t->state != THR_DEAD ? 0 : rc;
+    }
     if (pid != p->cur->pid && pid != 0 && pid != -1)
         return -LX_ESRCH;
     return sig == 0 ? 0 : signal_send(p, NULL, (int)sig, t, LX_SI_USER);
@@ -509,13 +537,18 @@ int64_t sc_rt_sigreturn(drv_proc *p, thread *t, const uint64_t a[6])
 
 /* The result of the SYSCALL record of a call that a signal from elsewhere
  * replaced: -(2^30 + S + 128 EINTR + 256 C), C indexing the siginfo code
- * (SI_USER, SI_TKILL, SI_KERNEL). No call returns such a value. */
+ * (SI_USER, SI_TKILL, SI_KERNEL, and a child's end: CLD_EXITED,
+ * CLD_KILLED). No call returns such a value. */
 #define MARK_BASE (INT64_C(1) << 30)
-static const int mark_codes[3] = {LX_SI_USER, LX_SI_TKILL, LX_SI_KERNEL};
+#define MARK_CODES 5
+static const int mark_codes[MARK_CODES] = {LX_SI_USER, LX_SI_TKILL, LX_SI_KERNEL, 1, 2};
 
 static int64_t signal_mark(int sig, int code, int eintr)
 {
-    int c = code == LX_SI_TKILL ? 1 : code == LX_SI_KERNEL ? 2 : 0;
+    int c = 0;
+    for (int i = 1; i < MARK_CODES; i++)
+        if (code == mark_codes[i])
+            c = i;
     return -(MARK_BASE + sig + 128 * eintr + 256 * c);
 }
 
@@ -568,11 +601,11 @@ int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t 
 
 int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result)
 {
-    if (result > -MARK_BASE || result <= -(MARK_BASE + 1024))
+    if (result > -MARK_BASE || result <= -(MARK_BASE + 256 * MARK_CODES))
         return 0;
     int64_t v = -result - MARK_BASE;
     int sig = (int)(v & 127), eintr = (int)((v >> 7) & 1), ci = (int)(v >> 8);
-    if (sig < 1 || sig > LX_NSIG || ci > 2)
+    if (sig < 1 || sig > LX_NSIG || ci >= MARK_CODES)
         return 0;
     enter_async(p, t, c, sig, mark_codes[ci], eintr, c->pc - 4);
     return 1;

@@ -16,10 +16,20 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
     const uint64_t required = LX_CLONE_VM | LX_CLONE_FS | LX_CLONE_FILES | LX_CLONE_SIGHAND |
                               LX_CLONE_THREAD;
     const uint64_t allowed = LX_CLONE_THREAD_FLAGS | LX_CLONE_CHILD_SETTID;
-    if ((flags & required) != required || (flags & ~allowed)) {
+    /* A process: fork (no CLONE_VM) or vfork (CLONE_VM|CLONE_VFORK), with
+     * the exit signal in the low byte; sharing files, signal actions or a
+     * namespace is not supported. */
+    const uint64_t proc_allowed = 0xff | LX_CLONE_VM | LX_CLONE_VFORK | LX_CLONE_SETTLS |
+                                  LX_CLONE_PARENT_SETTID | LX_CLONE_CHILD_SETTID |
+                                  LX_CLONE_CHILD_CLEARTID;
+    int is_proc = !(flags & LX_CLONE_THREAD);
+    if (is_proc ? (flags & ~proc_allowed) || (flags & 0xff) > LX_NSIG ||
+                      ((flags & LX_CLONE_VM) && !(flags & LX_CLONE_VFORK))
+                : (flags & required) != required || (flags & ~allowed)) {
         proc_warn_once(p, WARN_CLONE_FLAGS,
-                       "clone with flags 0x%llx refused (EINVAL): rnr creates threads only "
-                       "(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD...), no processes",
+                       "clone with flags 0x%llx refused (EINVAL): rnr creates threads "
+                       "(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD...) and "
+                       "processes by fork or vfork only",
                        (unsigned long long)flags);
         *err = -LX_EINVAL;
         return NULL;
@@ -31,8 +41,22 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
     if (flags & LX_CLONE_SETTLS)
         child.x[4] = tls;
     child.resv_valid = 0;
+    int vfork = is_proc && (flags & LX_CLONE_VFORK);
+    process *self = p->cur, *cp = NULL;
+    if (is_proc && !(cp = process_fork(p, vfork, (int)(flags & 0xff), err)))
+        return NULL;
+    if (cp)
+        p->cur = cp;
     thread *c = sched_new_thread(p, &child);
+    p->cur = self;
     if (!c) {
+        if (cp) {
+            p->nprocs--;
+            p->cur = cp;
+            files_close_all(p);
+            p->cur = self;
+            process_free(cp);
+        }
         *err = -LX_EAGAIN;
         return NULL;
     }
@@ -42,10 +66,20 @@ thread *thread_clone(drv_proc *p, thread *t, const rru_ctx *parent, const uint64
     c->no_new_privs = t->no_new_privs;
     if (flags & LX_CLONE_PARENT_SETTID)
         (void)guest_write_u32(p, ptid, c->tid);
-    if (flags & LX_CLONE_CHILD_SETTID)
+    if ((flags & LX_CLONE_CHILD_SETTID) && (!cp || vfork)) {
         (void)guest_write_u32(p, ctid, c->tid);
+    } else if (flags & LX_CLONE_CHILD_SETTID) {
+        /* Into the child's copy: the kernel's store, as the loader's. */
+        uint32_t v = c->tid;
+        p->cur = cp;
+        if (proc_materialize(p, ctid, sizeof v) == 0)
+            (void)rru_mem_write(cp->mem, ctid, &v, sizeof v);
+        p->cur = self;
+    }
     if (flags & LX_CLONE_CHILD_CLEARTID)
         c->clear_child_tid = ctid;
+    if (vfork)
+        cp->vfork_parent = t;
     return c;
 }
 
@@ -56,6 +90,11 @@ int64_t sc_clone(drv_proc *p, thread *t, const uint64_t a[6])
     if (!c)
         return err;
     sched_make_ready(p, c, now_of(p, t));
+    if (c->proc->vfork_parent == t) {
+        /* vfork: the parent waits for the child's execve or end. */
+        sched_block(p, t, WAIT_VFORK, UINT64_MAX);
+        return SC_BLOCKED;
+    }
     return c->tid;
 }
 
@@ -129,10 +168,10 @@ int64_t sc_exit(drv_proc *p, thread *t, const uint64_t a[6])
 {
     thread_ends(p, t);
     if (t->vtid == p->cur->pid)
-        p->leader_status = (int)(a[0] & 0xff);
+        p->cur->leader_status = (int)(a[0] & 0xff);
     sched_exit_thread(p, t);
-    if (p->live == 0)
-        proc_exit(p, DRV_EXITED, p->leader_status, t, 0);
+    if (t->proc->live == 0)
+        proc_exit(p, DRV_EXITED, p->cur->leader_status, t, 0);
     return SC_GONE;
 }
 
@@ -365,7 +404,13 @@ int64_t sc_sched_yield(drv_proc *p, thread *t, const uint64_t a[6])
 #define GUEST_GID 1000u
 
 int64_t sc_getpid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->cur->pid; }
-int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; (void)a; return p->cur->pid - 1; }
+/* The first process's parent is outside the simulated system. */
+int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    (void)a;
+    return p->cur->parent ? p->cur->parent->pid : p->procs[0]->pid - 1;
+}
 int64_t sc_gettid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)a; return t->vtid; }
 int64_t sc_getuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_UID; }
 /* The process is its own group and session leader. */

@@ -108,6 +108,7 @@ void syscall_log_result(drv_proc *p, thread *t, uint64_t nr, int64_t result)
 void syscall_dispatch(drv_proc *p, unsigned core, const rru_stop *stop)
 {
     thread *t = p->core_thread[core];
+    proc_select(p, t);
     rru_ctx *c = rru_hart_ctx(rru_machine_hart(p->m, core));
     uint64_t nr = c->x[17];
     uint64_t a[6] = {c->x[10], c->x[11], c->x[12], c->x[13], c->x[14], c->x[15]};

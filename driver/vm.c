@@ -64,6 +64,33 @@ vm *vm_new(const vm_backend *backend)
     return v;
 }
 
+vm *vm_clone(const vm *v)
+{
+    vm *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *v;
+    c->r = malloc((v->cap ? v->cap : 1) * sizeof *c->r);
+    if (!c->r) {
+        free(c);
+        return NULL;
+    }
+    if (v->n)
+        memcpy(c->r, v->r, v->n * sizeof *c->r);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->r[i].blob)
+            c->r[i].blob->refs++;
+    return c;
+}
+
+void vm_forget_regions(vm *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        blob_unref(v->r[i].blob);
+    v->n = 0;
+    v->brk_start = v->brk = 0;
+}
+
 void vm_free(vm *v)
 {
     if (!v)

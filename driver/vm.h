@@ -50,6 +50,12 @@ typedef struct vm vm;
 /* A new empty address space over BACKEND (copied). NULL if out of memory. */
 vm *vm_new(const vm_backend *backend);
 void vm_free(vm *v);
+/* A copy of V (fork's): the same regions, brk and limit over the same
+ * backend; file contents shared. NULL if out of memory. */
+vm *vm_clone(const vm *v);
+/* V holds no region any more, without a word to its backend (the memory
+ * behind it is new and empty: a vfork child's at its execve). */
+void vm_forget_regions(vm *v);
 
 /* Maps [addr, addr+len) (page aligned) of KIND for the loader and the
  * initial stack; the range must be free. 0, or -errno. */

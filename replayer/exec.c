@@ -518,7 +518,10 @@ int rp_exec_begin(rp_exec *x, unsigned w, uint32_t cpu, uint64_t lane_index, uin
     pthread_mutex_lock(&x->lock);
     rru_ctx *c = tid >= x->first_tid && tid - x->first_tid < x->max_threads
                      ? drv_replay_ctx(x->p, tid) : NULL;
+    rru_mem *mem = c ? drv_replay_thread_mem(x->p, tid) : NULL;
     pthread_mutex_unlock(&x->lock);
+    if (mem)
+        rru_hart_set_mem(h, mem);
     wk->cpu = cpu;
     wk->lane_index = lane_index;
     wk->tid = tid;
@@ -597,7 +600,10 @@ int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen)
             size_t execs = drv_proc_execs(x->p);
             int rc = drv_replay_syscall(x->p, tid, c, &in, msg, msglen);
             int execd = drv_proc_execs(x->p) != execs;
+            rru_mem *mem = execd ? drv_replay_thread_mem(x->p, tid) : NULL;
             pthread_mutex_unlock(&x->lock);
+            if (mem)
+                rru_hart_set_mem(h, mem);
             if (rc == DRV_REPLAY_DIVERGED) {
                 char why[512];
                 snprintf(why, sizeof why, "%s", msg);
@@ -619,7 +625,7 @@ int rp_exec_run(rp_exec *x, unsigned w, uint64_t n, char *msg, size_t msglen)
             return 2;               /* not retired: the hart stands at it */
         if (r == RRU_STOP_FAULT) {
             pthread_mutex_lock(&x->lock);
-            int rc = drv_replay_fault(x->p, &st);
+            int rc = drv_replay_fault(x->p, tid, &st);
             pthread_mutex_unlock(&x->lock);
             if (rc > 0)
                 continue;

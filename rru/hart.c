@@ -259,6 +259,20 @@ void rru_hart_fini(rru_hart *h)
     h->cut = NULL;
 }
 
+void rru_hart_set_mem(rru_hart *h, rru_mem *mem)
+{
+    if (h->mem == mem)
+        return;
+    /* Translations and decoded blocks are the old memory's (blocks are
+     * cached by pc alone), and so is a reservation. */
+    h->mem = mem;
+    rru_hart_flush_tlb(h);
+    rru_hart_flush_code(h);
+    h->tlb_gen = rru_mem_tlb_gen(mem);
+    h->code_gen = rru_mem_code_gen(mem);
+    h->ctx.resv_valid = 0;
+}
+
 rru_hart *rru_hart_new(rru_mem *mem, unsigned id)
 {
     rru_hart *h = aligned_alloc(64, (sizeof(rru_hart) + 63) & ~(size_t)63);

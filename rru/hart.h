@@ -119,6 +119,9 @@ unsigned rru_hart_id(const rru_hart *h);
  * is brought up to date at basic-block ends). */
 uint64_t rru_hart_instret(const rru_hart *h);
 rru_mem *rru_hart_mem(const rru_hart *h);
+/* Moves H to MEM (another process's address space): its translations,
+ * decoded blocks and reservation are dropped when MEM is not its memory. */
+void rru_hart_set_mem(rru_hart *h, rru_mem *mem);
 
 /* Environment callbacks (ops may be NULL). ops must outlive the hart. */
 void rru_hart_set_env(rru_hart *h, const rru_env_ops *ops, void *env);

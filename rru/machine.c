@@ -53,7 +53,12 @@ struct rru_machine {
     uint64_t dir_floor; /* latest line.T of a line that left the directory */
     int slice_core;     /* the core whose slice is under way, -1 = choose */
     uint64_t slice_end; /* its bound (second-smallest clock + slice) */
-    uint64_t id;        /* unique among machines: rru_page.coh_owner */
+    /* rru_page.coh_owner: a value no other machine, and this machine before
+     * its last removal of a directory page, ever had. The guest pages of
+     * every memory the cores run on (several processes' at one address)
+     * may point to one directory page: a new tag invalidates them all at
+     * once when it is freed. */
+    uint64_t id;
     rru_trace_fn trace;
     void *trace_ctx;
     rru_bus_fn bus;     /* every transaction, once (rru_machine_set_bus) */
@@ -218,6 +223,12 @@ void rru_machine_flush_filter(rru_machine *m, unsigned core)
 
 /* ---- machine ---- */
 
+static uint64_t new_machine_tag(void)
+{
+    static _Atomic uint64_t tags;
+    return atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) + 1;
+}
+
 rru_machine *rru_machine_new(const rru_machine_config *cfg, rru_mem *mem, char *err, size_t errlen)
 {
     if (!cfg || cfg->cores < 1 || cfg->cores > RRU_MAX_CORES) {
@@ -233,10 +244,9 @@ rru_machine *rru_machine_new(const rru_machine_config *cfg, rru_mem *mem, char *
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    static _Atomic uint64_t machines;
-    m->cfg = *cfg;
+        m->cfg = *cfg;
     m->mem = mem;
-    m->id = atomic_fetch_add_explicit(&machines, 1, memory_order_relaxed) + 1;
+    m->id = new_machine_tag();
     m->rng = cfg->seed;
     m->alarm = NONE;
     m->slice_core = -1;
@@ -289,6 +299,11 @@ unsigned rru_machine_cores(const rru_machine *m) { return m->cfg.cores; }
 rru_mem *rru_machine_mem(const rru_machine *m) { return m->mem; }
 const rru_machine_config *rru_machine_config_of(const rru_machine *m) { return &m->cfg; }
 rru_hart *rru_machine_hart(rru_machine *m, unsigned core) { return &m->cores[core]->hart; }
+
+void rru_machine_set_mem(rru_machine *m, unsigned core, rru_mem *mem)
+{
+    rru_hart_set_mem(&m->cores[core]->hart, mem);
+}
 
 void rru_machine_load(rru_machine *m, unsigned core, const rru_ctx *ctx)
 {
@@ -580,10 +595,8 @@ void rru_machine_forget(rru_machine *m, uint64_t addr, uint64_t len)
         dir_page *p = dir_find(m, page);
         if (!p)
             continue;
-        /* The guest page, if it is still mapped, forgets the entry. */
-        rru_page *pg = rru_mem_page(m->mem, page << RRU_PAGE_SHIFT);
-        if (pg && pg->coh_dir == p)
-            pg->coh_dir = NULL;
+        /* No guest page, of any memory, trusts its pointer to the entry. */
+        m->id = new_machine_tag();
         for (unsigned i = 0; i < RRU_PAGE_SIZE / RRU_LINE_SIZE; i++) {
             const dir_line *l = &p->lines[i];
             uint64_t line = (page << RRU_PAGE_SHIFT) + ((uint64_t)i << RRU_LINE_SHIFT);
@@ -617,7 +630,7 @@ static int core_access(rru_machine *m, unsigned core, uint64_t addr, void *buf, 
     while (n) {
         if (addr >= RRU_ADDR_LIMIT)
             return -1;
-        rru_page *p = rru_mem_page(m->mem, addr);
+        rru_page *p = rru_mem_page(h->mem, addr);
         if (!p || (p->prot & need) != need)
             return -1;
         uint64_t line = addr & ~(RRU_LINE_SIZE - 1);
@@ -630,7 +643,7 @@ static int core_access(rru_machine *m, unsigned core, uint64_t addr, void *buf, 
         if (write) {
             memcpy(p->data + off, b, k);
             if (atomic_load_explicit(&p->code, memory_order_relaxed))
-                rru_mem_code_written(m->mem, p);
+                rru_mem_code_written(h->mem, p);
         } else {
             memcpy(b, p->data + off, k);
         }

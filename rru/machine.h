@@ -51,6 +51,12 @@ rru_hart *rru_machine_hart(rru_machine *m, unsigned core);
 /* Puts a thread on core C: copies its context in, clears the reservation
  * (an OS context switch does), and makes the core runnable. */
 void rru_machine_load(rru_machine *m, unsigned core, const rru_ctx *c);
+/* CORE runs on MEM from now on (rru_hart_set_mem): the memory of the
+ * process whose thread it gets. Coherence stays by address: lines of two
+ * memories at one address are one line to the directory (false sharing,
+ * never a missed conflict). Syscall accesses (rru_machine_read/write) go
+ * to the core's memory. */
+void rru_machine_set_mem(rru_machine *m, unsigned core, rru_mem *mem);
 /* Copies the context of core C out (the core keeps it). */
 void rru_machine_save(const rru_machine *m, unsigned core, rru_ctx *c);
 /* The core has no thread: it is not scheduled and its clock stands still. */

@@ -84,6 +84,25 @@ void rru_mem_free(rru_mem *m)
     free(m);
 }
 
+rru_mem *rru_mem_clone(const rru_mem *m)
+{
+    rru_mem *c = rru_mem_new();
+    if (!c)
+        return NULL;
+    for (uint64_t a = rru_mem_next_mapped(m, 0); a != UINT64_MAX;
+         a = rru_mem_next_mapped(m, a + RRU_PAGE_SIZE)) {
+        const rru_page *from = rru_mem_page(m, a);
+        if (rru_mem_map(c, a, RRU_PAGE_SIZE, from->prot) != 0) {
+            rru_mem_free(c);
+            return NULL;
+        }
+        memcpy(rru_mem_page(c, a)->data, from->data, RRU_PAGE_SIZE);
+        if (a + RRU_PAGE_SIZE >= RRU_ADDR_LIMIT)
+            break;
+    }
+    return c;
+}
+
 rru_page *rru_mem_page(const rru_mem *m, uint64_t addr)
 {
     if (addr >= RRU_ADDR_LIMIT)

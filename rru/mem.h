@@ -63,6 +63,9 @@ int rru_mem_range_free(const rru_mem *m, uint64_t addr, uint64_t len);
 uint64_t rru_mem_next_mapped(const rru_mem *m, uint64_t addr);
 /* Number of mapped pages. */
 uint64_t rru_mem_pages(const rru_mem *m);
+/* A new address space holding a copy of every page of M (permissions and
+ * bytes): fork's. NULL if host memory runs out. */
+rru_mem *rru_mem_clone(const rru_mem *m);
 
 /* Host-side copies that ignore permissions (the loader writes read-only
  * code this way). 0, or -1 if any byte is unmapped (then nothing is copied

@@ -1175,6 +1175,39 @@ END_TEST
  * status) is checked line by line against what Linux gives; the caller's
  * other threads end. From another thread than the first, execve is
  * refused (EINVAL, one warning). */
+/* Processes: forker's fork, pipes, waitpid, kill, waitid and SIGCHLD
+ * print what qemu-riscv64 prints, on 1 and 4 cores. qemu cannot execute
+ * a riscv64 program from its guest (no binfmt_misc here): its posix_spawn
+ * child ends with 127, where rnr's runs and ends with 3; the lines of
+ * that spawn are compared apart. */
+START_TEST(run_matches_qemu_on_processes)
+{
+    char *exe = strdup(guest("forker"));
+    tu_output q;
+    const char *qa[] = {QEMU, exe, "3", NULL};
+    run_env_stdin(&q, qa, NULL);
+    ck_assert_msg(q.status == 0, "qemu exit %d", q.status);
+    const char *spawn_q = strstr(q.out, "spawned: exited 1 status 127\n");
+    ck_assert_msg(spawn_q != NULL, "%s", q.out);
+    for (int c = 0; c < 2; c++) {
+        tu_output r;
+        tu_rnr(&r, (const char *[]){"run", "-n", c ? "4" : "1", "--", exe, "3", NULL});
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        const char *spawn_r = strstr(r.out, "spawned child: parent is the spawner\nspawned: exited 1 status 3\n");
+        ck_assert_msg(spawn_r != NULL, "%s", r.out);
+        size_t before = (size_t)(spawn_q - q.out);
+        ck_assert_msg((size_t)(spawn_r - r.out) == before && memcmp(r.out, q.out, before) == 0,
+                      "before the spawn:\n--- rnr\n%s--- qemu\n%s", r.out, q.out);
+        const char *after_q = spawn_q + strlen("spawned: exited 1 status 127\n");
+        const char *after_r = spawn_r + strlen("spawned child: parent is the spawner\nspawned: exited 1 status 3\n");
+        ck_assert_msg(strcmp(after_r, after_q) == 0, "after the spawn:\n--- rnr\n%s--- qemu\n%s", after_r, after_q);
+        tu_output_free(&r);
+    }
+    tu_output_free(&q);
+    free(exe);
+}
+END_TEST
+
 START_TEST(run_replaces_the_program_with_execve)
 {
     char *dir = tu_tmpdir();
@@ -1452,5 +1485,6 @@ TU_SUITE(run)
     tcase_add_test(tc, run_matches_qemu_on_a_shared_file_mapping_between_threads);
     tcase_add_test(tc, run_gives_shm_open_and_sem_open_a_private_dev_shm);
     tcase_add_test(tc, run_replaces_the_program_with_execve);
+    tcase_add_test(tc, run_matches_qemu_on_processes);
     return s;
 }

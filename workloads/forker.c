@@ -1,0 +1,167 @@
+/* forker: processes. The parent forks N workers (default 3), each with
+ * a pipe back to it: worker k sums a slice of a table the parent filled
+ * before the fork (its copy), writes the sum into the pipe and exits
+ * with status 10 + k. A write into the table after the fork must not
+ * reach the other side. The parent reads every pipe, reaps the workers
+ * with waitpid in reverse order, and prints their statuses and sums.
+ * Then: a child that blocks reading a pipe is killed with SIGTERM
+ * (waitid reports CLD_KILLED); a SIGCHLD handler counts the ends; a
+ * posix_spawn (vfork and execve) of this program with "child" prints
+ * its getppid relation and exits 3. Deterministic output; exit 0. */
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define TABLE 4096
+static long table[TABLE];
+static volatile sig_atomic_t chld;
+
+static void on_chld(int sig)
+{
+    (void)sig;
+    chld++;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *b = buf;
+    while (n) {
+        ssize_t k = write(fd, b, n);
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *b = buf;
+    while (n) {
+        ssize_t k = read(fd, b, n);
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "child") == 0) {
+        printf("spawned child: parent is %s\n", getppid() == atoi(argv[2]) ? "the spawner" : "another");
+        fflush(stdout);
+        return 3;
+    }
+    int n = argc > 1 ? atoi(argv[1]) : 3;
+    if (n < 1 || n > 16)
+        n = 3;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_chld;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGCHLD, &sa, NULL);
+    for (int i = 0; i < TABLE; i++)
+        table[i] = (long)i * i % 1009;
+    pid_t pids[16];
+    int fds[16];
+    pid_t self = getpid();
+    for (int k = 0; k < n; k++) {
+        int pf[2];
+        if (pipe(pf) != 0) {
+            perror("pipe");
+            return 1;
+        }
+        pid_t c = fork();
+        if (c < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (c == 0) {
+            close(pf[0]);
+            long sum = 0;
+            for (int i = k; i < TABLE; i += n)
+                sum += table[i];
+            table[k] = -1;   /* the parent's copy keeps its value */
+            int ok = getppid() == self && getpid() != self;
+            long msg[2] = {sum, ok};
+            if (write_all(pf[1], msg, sizeof msg) != 0)
+                _exit(99);
+            _exit(10 + k);
+        }
+        close(pf[1]);
+        pids[k] = c;
+        fds[k] = pf[0];
+    }
+    long total = 0;
+    for (int k = 0; k < n; k++) {
+        long msg[2];
+        if (read_all(fds[k], msg, sizeof msg) != 0) {
+            printf("worker %d: short read\n", k);
+            return 1;
+        }
+        char extra;
+        ssize_t eof = read(fds[k], &extra, 1);   /* the worker's end closed the pipe */
+        close(fds[k]);
+        printf("worker %d: sum %ld, parent seen %s, then %s\n", k, msg[0], msg[1] ? "yes" : "no",
+               eof == 0 ? "end of file" : "more");
+        total += msg[0];
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        int st = 0;
+        pid_t w = waitpid(pids[k], &st, 0);
+        printf("worker %d: reaped %s, exited %d status %d\n", k, w == pids[k] ? "itself" : "another",
+               WIFEXITED(st), WEXITSTATUS(st));
+    }
+    long check = 0;
+    for (int i = 0; i < TABLE; i++)
+        check += table[i];
+    printf("total %ld, table intact %s\n", total, check == total ? "yes" : "no");
+
+    /* A child blocked in read, killed. */
+    int pf[2];
+    if (pipe(pf) != 0)
+        return 1;
+    pid_t c = fork();
+    if (c == 0) {
+        char b;
+        close(pf[1]);
+        (void)read(pf[0], &b, 1);
+        _exit(0);
+    }
+    close(pf[0]);
+    int st = 0;
+    printf("no child ended yet: %d\n", waitpid(c, &st, WNOHANG));
+    kill(c, SIGTERM);
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int rc = waitid(P_PID, (id_t)c, &si, WEXITED);
+    printf("waitid %d: code %s, signal %d, pid %s\n", rc, si.si_code == CLD_KILLED ? "killed" : "other",
+           si.si_status, si.si_pid == c ? "right" : "wrong");
+    close(pf[1]);
+
+    /* posix_spawn: vfork, then execve of this program. */
+    char self_s[16];
+    snprintf(self_s, sizeof self_s, "%d", (int)self);
+    char *args[] = {argv[0], "child", self_s, NULL};
+    pid_t sp;
+    fflush(stdout);
+    rc = posix_spawn(&sp, argv[0], NULL, NULL, args, environ);
+    if (rc != 0) {
+        printf("posix_spawn: %s\n", strerror(rc));
+        return 1;
+    }
+    waitpid(sp, &st, 0);
+    printf("spawned: exited %d status %d\n", WIFEXITED(st), WEXITSTATUS(st));
+    printf("no children left: %s\n", waitpid(-1, &st, WNOHANG) < 0 ? "ECHILD" : "more");
+    printf("SIGCHLD handled: %s\n", chld > 0 ? "yes" : "no");
+    return 0;
+}
