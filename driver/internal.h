@@ -166,6 +166,7 @@ struct process {
      * then (shares_mem: mem and vm are not its own). */
     thread *vfork_parent;
     int shares_mem;
+    int shared_anon;             /* it made a MAP_SHARED anonymous mapping (fork refuses) */
     uint8_t digest[32];          /* ended: the memory part of its final state */
     thread *leader_alias;        /* the thread the guest knows by the pid since its execve, or NULL */
     rru_mem *mem;

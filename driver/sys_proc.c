@@ -46,8 +46,9 @@ void process_free(process *pr)
 process *process_fork(drv_proc *p, int vfork, int exit_signal, int64_t *err)
 {
     process *par = p->cur;
-    if (par->nshmaps) {
-        proc_warn_once(p, WARN_FORK, "fork of a process with writable shared file mappings is not "
+    if ((par->nshmaps || par->shared_anon) && !vfork) {
+        /* Their pages would be shared between two memories. */
+        proc_warn_once(p, WARN_FORK, "fork of a process with shared mappings (MAP_SHARED) is not "
                                      "supported: ENOMEM");
         *err = -LX_ENOMEM;
         return NULL;

@@ -1204,6 +1204,14 @@ START_TEST(run_matches_qemu_on_processes)
         tu_output_free(&r);
     }
     tu_output_free(&q);
+    /* A fork after a MAP_SHARED anonymous mapping is refused (qemu's child
+     * writes 42 into the shared page). */
+    tu_output r;
+    tu_rnr(&r, (const char *[]){"run", "--", exe, "shared", NULL});
+    ck_assert_msg(r.status == 0 && strcmp(r.out, "fork after a shared mapping: Cannot allocate memory\n") == 0 &&
+                  strstr(r.err, "fork of a process with shared mappings (MAP_SHARED) is not supported"),
+                  "exit %d: %s%s", r.status, r.out, r.err);
+    tu_output_free(&r);
     free(exe);
 }
 END_TEST

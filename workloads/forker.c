@@ -7,12 +7,16 @@
  * Then: a child that blocks reading a pipe is killed with SIGTERM
  * (waitid reports CLD_KILLED); a SIGCHLD handler counts the ends; a
  * posix_spawn (vfork and execve) of this program with "child" prints
- * its getppid relation and exits 3. Deterministic output; exit 0. */
+ * its getppid relation and exits 3. Deterministic output; exit 0.
+ * "forker shared": a fork after a MAP_SHARED anonymous mapping (which
+ * rnr refuses: ENOMEM) prints its result. */
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +64,23 @@ int main(int argc, char **argv)
         printf("spawned child: parent is %s\n", getppid() == atoi(argv[2]) ? "the spawner" : "another");
         fflush(stdout);
         return 3;
+    }
+    if (argc > 1 && strcmp(argv[1], "shared") == 0) {
+        int *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return 1;
+        pid_t c = fork();
+        if (c == 0) {
+            *m = 42;
+            _exit(0);
+        }
+        if (c < 0) {
+            printf("fork after a shared mapping: %s\n", strerror(errno));
+            return 0;
+        }
+        waitpid(c, NULL, 0);
+        printf("fork after a shared mapping: child wrote %d\n", *m);
+        return 0;
     }
     int n = argc > 1 ? atoi(argv[1]) : 3;
     if (n < 1 || n > 16)
