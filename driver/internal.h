@@ -256,6 +256,12 @@ void proc_exit(drv_proc *p, drv_end end, int status, const thread *t, uint64_t p
 
 /* ---- processes (sys_proc.c) ---- */
 
+/* A SYSCALL record no ECALL makes (syscall numbers stay below 1024): the
+ * thread ended its process, not the first, with a fatal fault there
+ * (value: the signal). A replay has no call to find that end at: it
+ * applies it when every chunk has run (drv_replay_finish). */
+#define DRV_FAULT_MARK 0x7ffffff0u
+
 /* A child of the current process for clone without CLONE_VM (fork: a copy
  * of its memory and address space) or with CLONE_VM|CLONE_VFORK (the same
  * memory until its execve); descriptors, signal actions and limits

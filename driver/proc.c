@@ -615,6 +615,8 @@ static void on_stop(drv_proc *p, rru_stop_reason reason, const rru_stop *st, uin
     case RRU_STOP_MISALIGNED: {
         thread *t = p->core_thread[st->core];
         proc_select(p, t);
+        if (p->cur != p->procs[0])
+            syscall_log_result(p, t, DRV_FAULT_MARK, st->signal);
         proc_exit(p, DRV_SIGNALED, st->signal, t, st->pc);
         if (p->message && (reason == RRU_STOP_FAULT || reason == RRU_STOP_MISALIGNED)) {
             char *m = NULL;

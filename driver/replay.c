@@ -41,6 +41,21 @@ rru_ctx *drv_replay_ctx(drv_proc *p, uint32_t tid)
     return t && t->state != THR_BLOCKED ? &t->ctx : NULL;
 }
 
+void drv_replay_finish(drv_proc *p, const drv_replay_input *in)
+{
+    for (size_t i = 0; i < p->nthreads; i++) {
+        thread *t = p->threads[i];
+        rnr_input_record r;
+        if (t->state == THR_DEAD || t->state == THR_BLOCKED || t->proc == p->procs[0] ||
+            t->proc->ended || !in->peek(in->ctx, t->tid, &r) || r.type != RNR_IN_SYSCALL ||
+            r.nr != DRV_FAULT_MARK)
+            continue;
+        in->take(in->ctx, t->tid);
+        proc_select(p, t);
+        process_end(p, (int)r.value & 0x7f);   /* also after the first process's end */
+    }
+}
+
 int drv_replay_fault(drv_proc *p, uint32_t tid, const rru_stop *stop)
 {
     thread *t = proc_live_thread(p, tid);

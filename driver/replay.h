@@ -68,6 +68,11 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
  * paging (the page now exists: run the instruction again), 0 if it is a
  * real fault, -1 out of host memory. */
 int drv_replay_fault(drv_proc *p, uint32_t tid, const rru_stop *stop);
+/* Every chunk has run: a process other than the first that a fatal
+ * fault ended in the recording (its thread's next input record says so,
+ * DRV_FAULT_MARK) ends now, as it did there. Its memory and threads are
+ * as they were at the fault: nothing ran in it since. */
+void drv_replay_finish(drv_proc *p, const drv_replay_input *in);
 /* Reads N bytes of guest memory at ADDR as the guest would see them,
  * changing nothing (a page mapped but never touched reads as zeros): for
  * a debugger. 0, or -1 if a byte is not mapped. */

@@ -735,6 +735,10 @@ static int finish_with(rp_exec *x, const rnr_manifest *m, const char *out_path,
         return 1;
     if (!cmp_done(&x->err, "stderr", err_path, msg, msglen))
         return 1;
+    drv_replay_input in = {in_peek, in_take, x->in};
+    pthread_mutex_lock(&x->lock);
+    drv_replay_finish(x->p, &in);
+    pthread_mutex_unlock(&x->lock);
     uint64_t want_status, threads;
     NEED("exit-status", &want_status);
     NEED("threads", &threads);

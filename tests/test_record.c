@@ -68,7 +68,8 @@ static const workload all_workloads[] = {
     {"itimer", {"kill"}}, {"itimer", {"ignored"}}, {"itimer", {"query"}},
     {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"sighandler", {"abort"}}, {"robust", {0}},
     {"sigthreads", {0}}, {"bigread", {"64"}}, {"execer", {"1"}}, {"execer", {"threaded"}},
-    {"execer", {"fromthread"}}, {"execer", {"at"}}, {"forker", {"2"}},
+    {"execer", {"fromthread"}}, {"execer", {"at"}}, {"forker", {"2"}}, {"forker", {"segv"}},
+    {"forker", {"threads"}},
 };
 
 /* Records W with OPTS (NULL-terminated) into DIR; returns the exit status

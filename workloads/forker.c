@@ -9,13 +9,19 @@
  * posix_spawn (vfork and execve) of this program with "child" prints
  * its getppid relation and exits 3. Deterministic output; exit 0.
  * "forker shared": a fork after a MAP_SHARED anonymous mapping (which
- * rnr refuses: ENOMEM) prints its result. */
+ * rnr refuses: ENOMEM) prints its result. "forker segv": a child killed
+ * by SIGSEGV, reaped. "forker orphan": the parent exits 5 while its
+ * child waits in read forever. "forker threads": forks from a process
+ * whose other threads keep writing memory, children that make threads of
+ * their own, and a fork from a thread that is not the first. */
 #include <signal.h>
+#include <stdint.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,12 +64,119 @@ static int read_all(int fd, void *buf, size_t n)
     return 0;
 }
 
+/* ---- "threads" ---- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long shared_counter;
+static volatile int stop_workers;
+
+static void *busy(void *arg)
+{
+    long id = (long)arg;
+    while (!stop_workers) {
+        pthread_mutex_lock(&lock);
+        shared_counter += id;
+        table[(shared_counter + id) % TABLE]++;
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+static void *adder(void *arg)
+{
+    long *v = arg;
+    for (int i = 0; i < 1000; i++)
+        *v += i;
+    return NULL;
+}
+
+/* A child: two threads of its own, then its exit status from their sums. */
+static void child_with_threads(int k)
+{
+    long a = k, b = 2 * k;
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, adder, &a);
+    pthread_create(&t2, NULL, adder, &b);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    _exit((int)((a + b) % 200));
+}
+
+static void *forking_thread(void *arg)
+{
+    (void)arg;
+    pid_t c = fork();
+    if (c == 0)
+        _exit(getppid() > 0 ? 33 : 34);
+    int st = 0;
+    waitpid(c, &st, 0);
+    printf("fork from a second thread: status %d\n", WEXITSTATUS(st));
+    return NULL;
+}
+
+static int threads_mode(void)
+{
+    pthread_t w[2];
+    for (long i = 0; i < 2; i++)
+        pthread_create(&w[i], NULL, busy, (void *)(i + 1));
+    for (int k = 0; k < 3; k++) {
+        pid_t c = fork();
+        if (c == 0) {
+            /* Only the caller's thread is copied: the counter's lock may
+             * be held by a thread that does not exist here, so the child
+             * leaves it alone. */
+            child_with_threads(k);
+        }
+        int st = 0;
+        waitpid(c, &st, 0);
+        printf("threaded child %d: status %d\n", k, WEXITSTATUS(st));
+    }
+    pthread_t f;
+    pthread_create(&f, NULL, forking_thread, NULL);
+    pthread_join(f, NULL);
+    stop_workers = 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(w[i], NULL);
+    printf("workers stopped\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
         printf("spawned child: parent is %s\n", getppid() == atoi(argv[2]) ? "the spawner" : "another");
         fflush(stdout);
         return 3;
+    }
+    if (argc > 1 && strcmp(argv[1], "threads") == 0)
+        return threads_mode();
+    if (argc > 1 && strcmp(argv[1], "segv") == 0) {
+        pid_t c = fork();
+        if (c == 0) {
+            volatile int *z = (volatile int *)(uintptr_t)argc - argc;
+            *z = 1;
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(c, &st, 0);
+        printf("child: signaled %d, signal %d\n", WIFSIGNALED(st), WTERMSIG(st));
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "orphan") == 0) {
+        int pf[2];
+        if (pipe(pf) != 0)
+            return 1;
+        pid_t c = fork();
+        if (c == 0) {
+            char b;
+            close(pf[1]);
+            (void)read(pf[0], &b, 1);   /* the writer end stays open in no process... */
+            _exit(0);
+        }
+        printf("parent leaves its child waiting\n");
+        fflush(stdout);
+        sleep(0);
+        return 5;   /* ...but this one's, until the run ends */
     }
     if (argc > 1 && strcmp(argv[1], "shared") == 0) {
         int *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
