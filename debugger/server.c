@@ -242,6 +242,16 @@ dbg *dbg_open(const dbg_options *o, char *err, size_t errlen)
     d->x = rp_exec_open(o->dir, &eo, err, errlen);
     if (!d->x)
         goto fail;
+    /* Breakpoints live in one memory, which a fork would copy with them:
+     * a recording of several processes is refused. */
+    const rnr_manifest *mf = rp_exec_manifest(d->x);
+    uint64_t procs = 1;
+    if (mf && rnr_manifest_get(mf, "processes") && rnr_manifest_get_u64(mf, "processes", &procs) == 0 &&
+        procs > 1) {
+        snprintf(err, errlen, "%s: the recording made %" PRIu64 " processes (fork, vfork): the "
+                 "debugger follows a recording of one process only", o->dir, procs);
+        goto fail;
+    }
     rp_exec_exec_stops(d->x, 0, 1);
     d->r = rp_exec_open_log(d->x, o->kind, err, errlen);
     if (!d->r)

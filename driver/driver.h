@@ -185,6 +185,8 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out);
 /* Threads ever created (the main thread first): their count, and the tid
  * and instruction count of the I-th. */
 size_t drv_proc_threads(const drv_proc *p);
+/* Processes created, the first included (fork, vfork). */
+size_t drv_proc_processes(const drv_proc *p);
 void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instructions);
 
 /* Recording: the programs successful execve calls loaded, in order (for

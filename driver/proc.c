@@ -692,6 +692,7 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out)
 }
 
 size_t drv_proc_threads(const drv_proc *p) { return p->nthreads; }
+size_t drv_proc_processes(const drv_proc *p) { return p->nprocs; }
 
 void drv_proc_thread(const drv_proc *p, size_t i, uint32_t *tid, uint64_t *instructions)
 {

@@ -89,6 +89,7 @@ static const struct schema_key {
     { "max-drain-delay", T_U64, K_REC }, { "final.digest", T_HEX, K_REC },
     { "wall-seconds", T_DEC, K_REC },    { "truth.count", T_U64, 0 },
     { "check-every", T_U64, 0 },         { "exec.count", T_U64, 0 },
+    { "processes", T_U64, 0 },
     { "synth.sharing", T_DEC, K_SYN },   { "synth.chunks", T_U64, K_SYN },
     { "synth.truth-deps", T_U64, K_SYN },
 };

@@ -590,6 +590,7 @@ static void results(recording *r, const drv_result *res, int exit_status)
     rnr_manifest_set(m, "end", end_name(res->end));
     rnr_manifest_set_u64(m, "exit-status", (uint64_t)exit_status);
     rnr_manifest_set_u64(m, "threads", drv_proc_threads(r->p));
+    rnr_manifest_set_u64(m, "processes", drv_proc_processes(r->p));
     for (size_t t = 0; t < drv_proc_threads(r->p); t++) {
         uint32_t tid;
         uint64_t n;

@@ -679,6 +679,7 @@ rru_ctx *rp_exec_thread(rp_exec *x, uint32_t tid)
 void rp_exec_print_to(rp_exec *x, FILE *out) { x->print = out; }
 
 rru_mem *rp_exec_mem(rp_exec *x) { return drv_replay_mem(x->p); }
+const rnr_manifest *rp_exec_manifest(const rp_exec *x) { return x->b ? rnr_bundle_get(x->b) : NULL; }
 struct drv_proc *rp_exec_proc(rp_exec *x) { return x->p; }
 
 /* ---- the end ---- */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "formats/io.h"
+#include "formats/manifest.h"
 #include "rru/hart.h"
 
 typedef struct rp_exec rp_exec;
@@ -92,6 +93,8 @@ uint64_t rp_exec_live_instret(const rp_exec *x, unsigned w);
  * NULL for a thread not created yet or ended. Not to be changed. */
 rru_ctx *rp_exec_thread(rp_exec *x, uint32_t tid);
 rru_mem *rp_exec_mem(rp_exec *x);
+/* The recording's manifest (NULL for a stream's replay). */
+const rnr_manifest *rp_exec_manifest(const rp_exec *x);
 /* From now on the guest's output goes to OUT (NULL: nowhere); it is still
  * compared with the recording's. */
 void rp_exec_print_to(rp_exec *x, FILE *out);

@@ -779,6 +779,18 @@ START_TEST(replay_reproduces_processes_from_every_format)
             ck_assert_msg(strstr(rec.out, expect[k]), "missing '%s' in:\n%s", expect[k], rec.out);
         for (int f = 0; f < 4; f++)
             replay_ok(dir, formats[f], (f + s) % 2 ? "2" : "1", &rec, "forker");
+        /* Six processes: the first, three workers, the killed child and
+         * the spawned one; the debugger refuses them. */
+        char *procs = tu_manifest_value(dir, "processes");
+        ck_assert_msg(procs && strcmp(procs, "6") == 0, "processes = %s", procs ? procs : "(none)");
+        free(procs);
+        if (s == 0) {
+            tu_output g;
+            tu_rnr(&g, (const char *[]){"debug", dir, "--", "-batch", NULL});
+            ck_assert_msg(g.status == 2 && strstr(g.err, "the recording made 6 processes"), "%d %s",
+                          g.status, g.err);
+            tu_output_free(&g);
+        }
         tu_output_free(&rec);
         free(dir);
     }
