@@ -192,6 +192,32 @@ START_TEST(online_follower_replays_execve_while_the_primary_records)
 }
 END_TEST
 
+/* Processes live: forker's workers, killed child and posix_spawn, and a
+ * child killed by SIGSEGV (its end applied from the mark after the last
+ * chunk), followed through a pipe: verified, the primary's stdout. */
+START_TEST(online_follower_replays_processes_while_the_primary_records)
+{
+    char *t = tu_tmpdir();
+    tu_output o;
+    sh(&o, t,
+       "for m in 3 segv; do\n"
+       "  timeout $TO \"$R\" record -n 4 --quiet --stream - -o \"$T/p$m\" -- \"$G/forker\" $m 2>/dev/null | "
+       "timeout $TO \"$R\" follow - >\"$T/g$m.out\" 2>\"$T/g$m.err\"; echo \"$m $?\"\n"
+       "  cmp -s \"$T/g$m.out\" \"$T/p$m/stdout\" && echo \"$m same\"\n"
+       "  grep -q 'verified: maxpar log' \"$T/g$m.err\" && echo \"$m verified\"\n"
+       "done\n");
+    ck_assert_msg(strstr(o.out, "3 0\n3 same\n3 verified\nsegv 0\nsegv same\nsegv verified\n"), "%s%s",
+                  o.out, o.err);
+    size_t n;
+    uint8_t *out = tu_read_file(tu_path(t, "psegv/stdout"), &n);
+    ck_assert_msg(n > 0 && strstr((char *)out, "child: signaled 1, signal 11"), "%.*s", (int)n, (char *)out);
+    free(out);
+    tu_output_free(&o);
+    tu_rmtree(t);
+    free(t);
+}
+END_TEST
+
 START_TEST(online_follower_stops_soon_after_the_primary_is_killed)
 {
     char *t = tu_tmpdir();
@@ -741,6 +767,7 @@ TU_SUITE(online)
     tcase_add_test(tc, online_follower_replays_maxpar_and_stitched_over_tcp_on_1_and_2_workers);
     tcase_add_test(tc, online_follower_replays_a_stream_through_a_pipe);
     tcase_add_test(tc, online_follower_replays_execve_while_the_primary_records);
+    tcase_add_test(tc, online_follower_replays_processes_while_the_primary_records);
     tcase_add_test(tc, online_follower_refuses_damaged_exec_blocks);
     tcase_add_test(tc, online_follower_finds_a_tampered_stream);
     tcase_add_test(tc, online_follower_stops_at_the_first_chunk_that_diverges);
