@@ -678,6 +678,74 @@ START_TEST(rru_machine_forgotten_or_foreign_directory_entries_are_not_reused)
 }
 END_TEST
 
+/* Processes: a core moves between two memories at the same addresses
+ * (rru_machine_set_mem). Loads, syscall accesses and decoded code are
+ * the new memory's (a block decoded from the first memory at that pc
+ * would give a0 = 1); a directory entry that both memories' pages cached
+ * and rru_machine_forget freed is used by neither (under ASan a stale
+ * pointer is a use after free): the next store is a new transaction. And
+ * rru_mem_clone copies pages, permissions and bytes, apart from the
+ * original from then on. */
+START_TEST(rru_machine_cores_switch_between_memories)
+{
+    uint32_t c0[] = { I_LD(A0, A4, 0), I_ECALL };
+    const uint32_t *code[1] = { c0 };
+    size_t n[1] = { 2 };
+    mtest t = mt_new(1, 1, code, n, 0);
+    uint64_t one = 1, two = 2, v = 0;
+    ck_assert_int_eq(rru_mem_write(t.mem, SHARED, &one, 8), 0);
+    rru_mem *b = rru_mem_clone(t.mem);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(rru_mem_pages(b), rru_mem_pages(t.mem));
+    ck_assert_int_eq(rru_mem_prot(b, CODE), RRU_PROT_R | RRU_PROT_X);
+    ck_assert_int_eq(rru_mem_prot(b, SHARED), RRU_PROT_R | RRU_PROT_W);
+    ck_assert_int_eq(rru_mem_read(b, SHARED, &v, 8), 0);
+    ck_assert_uint_eq(v, 1);
+    ck_assert_int_eq(rru_mem_write(b, SHARED, &two, 8), 0);
+    ck_assert_int_eq(rru_mem_read(t.mem, SHARED, &v, 8), 0);
+    ck_assert_uint_eq(v, 1);
+    /* The clone's code differs: li a0, 7. */
+    uint32_t c1[] = { I_ADDI(A0, 0, 7), I_ECALL };
+    ck_assert_int_eq(rru_mem_write(b, CODE, c1, sizeof c1), 0);
+
+    rru_stop st;
+    rru_ctx c;
+    ck_assert_int_eq(rru_machine_run(t.m, &st), RRU_STOP_ECALL);
+    rru_machine_save(t.m, 0, &c);
+    ck_assert_uint_eq(c.x[A0], 1);
+    rru_machine_set_mem(t.m, 0, b);
+    ck_assert_int_eq(rru_machine_read(t.m, 0, SHARED, &v, 8), 0);
+    ck_assert_uint_eq(v, 2);
+    rru_ctx_init(&c, CODE);
+    c.x[A4] = SHARED;
+    rru_machine_load(t.m, 0, &c);
+    ck_assert_int_eq(rru_machine_run(t.m, &st), RRU_STOP_ECALL);
+    rru_machine_save(t.m, 0, &c);
+    ck_assert_uint_eq(c.x[A0], 7);
+
+    /* Both memories' SHARED pages now point to one directory entry. */
+    rru_core_stats s0, s1;
+    ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &two, 8), 0);
+    rru_machine_set_mem(t.m, 0, t.mem);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED + 8, &one, 8), 0);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, PRIV, &one, 8), 0);   /* another page last */
+    rru_machine_forget(t.m, SHARED, 0x1000);
+    rru_machine_stats(t.m, 0, &s0);
+    rru_machine_set_mem(t.m, 0, b);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &one, 8), 0);
+    rru_machine_stats(t.m, 0, &s1);
+    ck_assert_uint_eq(s1.bus_exclusive, s0.bus_exclusive + 1);
+    ck_assert_int_eq(rru_mem_read(b, SHARED, &v, 8), 0);
+    ck_assert_uint_eq(v, 1);
+    ck_assert_int_eq(rru_mem_read(t.mem, SHARED, &v, 8), 0);
+    ck_assert_uint_eq(v, 1);
+    ck_assert_int_eq(rru_mem_read(t.mem, SHARED + 8, &v, 8), 0);
+    ck_assert_uint_eq(v, 1);
+    mt_free(&t);
+    rru_mem_free(b);
+}
+END_TEST
+
 START_TEST(rru_machine_idle_timer_alarm_and_clocks)
 {
     uint32_t spin[] = { I_ADDI(A0, A0, 1), I_JAL(ZERO, -4) };
@@ -766,6 +834,7 @@ TU_SUITE(rru_machine)
     tc = tu_tcase(s, "driver", 30);
     tcase_add_test(tc, rru_machine_syscall_accesses_go_through_coherence);
     tcase_add_test(tc, rru_machine_forgotten_or_foreign_directory_entries_are_not_reused);
+    tcase_add_test(tc, rru_machine_cores_switch_between_memories);
     tcase_add_test(tc, rru_machine_idle_timer_alarm_and_clocks);
     return s;
 }
