@@ -243,6 +243,7 @@ struct drv_proc {
 enum {
     WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
     WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM, WARN_FORK,
+    WARN_SHMAP_ELSEWHERE,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
 void proc_warn_once(drv_proc *p, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

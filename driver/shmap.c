@@ -82,14 +82,43 @@ void shmap_sync(drv_proc *p, uint64_t addr, uint64_t len)
 
 void shmap_sync_file(drv_proc *p, int host_fd)
 {
+    /* Every process's mappings of the file: the caller reads what they
+     * hold (its read's bytes are logged, so a replay needs none of this). */
     struct stat st;
-    if (!p->cur->nshmaps || fstat(host_fd, &st) != 0)
+    if (fstat(host_fd, &st) != 0)
         return;
-    for (size_t i = 0; i < p->cur->nshmaps; i++) {
-        const shared_map *m = &p->cur->shmaps[i];
-        if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino)
-            write_back(p, m, m->addr, m->addr + m->len);
+    process *self = p->cur;
+    for (size_t k = 0; k < p->nprocs; k++) {
+        p->cur = p->procs[k];
+        for (size_t i = 0; i < p->cur->nshmaps && !p->cur->ended; i++) {
+            const shared_map *m = &p->cur->shmaps[i];
+            if (m->fd >= 0 && m->dev == (uint64_t)st.st_dev && m->ino == (uint64_t)st.st_ino)
+                write_back(p, m, m->addr, m->addr + m->len);
+        }
     }
+    p->cur = self;
+}
+
+/* 1 if a live process other than the current one maps the file (DEV, INO)
+ * writable and shared (recording and run: a replay keeps no files). */
+static int mapped_elsewhere(const drv_proc *p, uint64_t dev, uint64_t ino)
+{
+    for (size_t k = 0; k < p->nprocs; k++) {
+        const process *pr = p->procs[k];
+        for (size_t i = 0; pr != p->cur && !pr->ended && i < pr->nshmaps; i++)
+            if (pr->shmaps[i].fd >= 0 && pr->shmaps[i].dev == dev && pr->shmaps[i].ino == ino)
+                return 1;
+    }
+    return 0;
+}
+
+/* A write or a size change of a file another process maps: its mapping
+ * does not show it (a limit, said once). */
+static void warn_elsewhere(drv_proc *p, uint64_t dev, uint64_t ino)
+{
+    if (mapped_elsewhere(p, dev, ino))
+        proc_warn_once(p, WARN_SHMAP_ELSEWHERE, "a file mapped writable and shared by another "
+                       "process was written or resized: that process's mapping does not show it");
 }
 
 /* Linux's page cache is what a shared mapping shows, so bytes written to
@@ -103,8 +132,9 @@ void shmap_sync_file(drv_proc *p, int host_fd)
 void shmap_file_written(drv_proc *p, int host_fd, uint64_t off, const uint8_t *data, uint64_t n)
 {
     struct stat st;
-    if (!p->cur->nshmaps || n == 0 || fstat(host_fd, &st) != 0)
+    if (n == 0 || fstat(host_fd, &st) != 0)
         return;
+    warn_elsewhere(p, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
     for (size_t i = 0; i < p->cur->nshmaps; i++) {
         const shared_map *m = &p->cur->shmaps[i];
         if (m->fd < 0 || m->dev != (uint64_t)st.st_dev || m->ino != (uint64_t)st.st_ino)
@@ -133,6 +163,7 @@ void shmap_file_resized(drv_proc *p, uint64_t dev, uint64_t ino, uint64_t from)
 {
     static const uint8_t zeros[LX_PAGE_SIZE];
     uint8_t page[LX_PAGE_SIZE];
+    warn_elsewhere(p, dev, ino);
     for (size_t i = 0; i < p->cur->nshmaps; i++) {
         const shared_map *m = &p->cur->shmaps[i];
         if (m->fd < 0 || m->dev != dev || m->ino != ino)
@@ -222,6 +253,13 @@ int64_t shmap_check(drv_proc *p, int host_fd, uint64_t off, uint64_t len)
                            "already mapped so is not supported: ENODEV");
             return -LX_ENODEV;
         }
+    }
+    /* Another process's mapping of the file would not share its pages
+     * with this one: refused too. */
+    if (mapped_elsewhere(p, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+        proc_warn_once(p, WARN_MMAP_SHARED, "a writable shared mapping of a file another process "
+                       "maps so is not supported: ENODEV");
+        return -LX_ENODEV;
     }
     return 0;
 }

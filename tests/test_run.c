@@ -1234,6 +1234,19 @@ START_TEST(run_matches_qemu_on_processes)
                   strstr(r.err, "fork of a process with shared mappings (MAP_SHARED) is not supported"),
                   "exit %d: %s%s", r.status, r.out, r.err);
     tu_output_free(&r);
+    /* Two processes' writable shared mappings of one file would not share
+     * pages: the second is refused (qemu makes both). */
+    char *dir = tu_tmpdir();
+    char *file = strdup(tu_path(dir, "mapped"));
+    tu_rnr(&r, (const char *[]){"run", "--allow-write", dir, "--", exe, "mapfile", file, NULL});
+    ck_assert_msg(r.status == 0 &&
+                  strcmp(r.out, "child's mapping: made\nparent's mapping: No such device\nchild: status 0\n") == 0 &&
+                  strstr(r.err, "a writable shared mapping of a file another process maps so is not supported"),
+                  "exit %d: %s%s", r.status, r.out, r.err);
+    tu_output_free(&r);
+    free(file);
+    tu_rmtree(dir);
+    free(dir);
     free(exe);
 }
 END_TEST

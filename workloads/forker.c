@@ -13,7 +13,9 @@
  * by SIGSEGV, reaped. "forker orphan": the parent exits 5 while its
  * child waits in read forever. "forker threads": forks from a process
  * whose other threads keep writing memory, children that make threads of
- * their own, and a fork from a thread that is not the first. */
+ * their own, and a fork from a thread that is not the first. "forker
+ * mapfile PATH": a child maps PATH writable and shared, then the parent
+ * tries to (rnr refuses the second process's mapping: ENODEV). */
 #include <signal.h>
 #include <stdint.h>
 #include <spawn.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -177,6 +180,32 @@ int main(int argc, char **argv)
         fflush(stdout);
         sleep(0);
         return 5;   /* ...but this one's, until the run ends */
+    }
+    if (argc > 2 && strcmp(argv[1], "mapfile") == 0) {
+        int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || ftruncate(fd, 4096) != 0)
+            return 1;
+        int pf[2], back[2];
+        if (pipe(pf) != 0 || pipe(back) != 0)
+            return 1;
+        pid_t c = fork();
+        if (c == 0) {
+            char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            char b = m == MAP_FAILED ? 'n' : 'y';
+            (void)write(back[1], &b, 1);
+            (void)read(pf[0], &b, 1);   /* until the parent tried */
+            _exit(m == MAP_FAILED);
+        }
+        char b;
+        (void)read(back[0], &b, 1);
+        printf("child's mapping: %s\n", b == 'y' ? "made" : "refused");
+        char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        printf("parent's mapping: %s\n", m == MAP_FAILED ? strerror(errno) : "made");
+        (void)write(pf[1], "x", 1);
+        int st = 0;
+        waitpid(c, &st, 0);
+        printf("child: status %d\n", WEXITSTATUS(st));
+        return 0;
     }
     if (argc > 1 && strcmp(argv[1], "shared") == 0) {
         int *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
