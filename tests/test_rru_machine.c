@@ -723,10 +723,13 @@ START_TEST(rru_machine_cores_switch_between_memories)
     rru_machine_save(t.m, 0, &c);
     ck_assert_uint_eq(c.x[A0], 7);
 
-    /* Both memories' SHARED pages now point to one directory entry. */
+    /* Both memories' SHARED pages point to one directory entry (each
+     * looked up after another page's, so that the page keeps it). */
     rru_core_stats s0, s1;
+    ck_assert_int_eq(rru_machine_write(t.m, 0, PRIV, &two, 8), 0);
     ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &two, 8), 0);
     rru_machine_set_mem(t.m, 0, t.mem);
+    ck_assert_int_eq(rru_machine_write(t.m, 0, PRIV, &one, 8), 0);
     ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED + 8, &one, 8), 0);
     ck_assert_int_eq(rru_machine_write(t.m, 0, PRIV, &one, 8), 0);   /* another page last */
     rru_machine_forget(t.m, SHARED, 0x1000);
@@ -735,6 +738,11 @@ START_TEST(rru_machine_cores_switch_between_memories)
     ck_assert_int_eq(rru_machine_write(t.m, 0, SHARED, &one, 8), 0);
     rru_machine_stats(t.m, 0, &s1);
     ck_assert_uint_eq(s1.bus_exclusive, s0.bus_exclusive + 1);
+    /* The transaction went to a live entry of the directory. */
+    uint64_t sharers;
+    int owner;
+    rru_machine_line_state(t.m, SHARED, &sharers, &owner);
+    ck_assert_int_eq(owner, 0);
     ck_assert_int_eq(rru_mem_read(b, SHARED, &v, 8), 0);
     ck_assert_uint_eq(v, 1);
     ck_assert_int_eq(rru_mem_read(t.mem, SHARED, &v, 8), 0);
