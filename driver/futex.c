@@ -21,6 +21,14 @@ void futex_dequeue(drv_proc *p, thread *t)
     thread_unlink(&p->futex_head, &p->futex_tail, t);
 }
 
+/* Waiter T (its wait_addr the caller's address) waits on the caller's
+ * futex: in the same memory (a vfork child shares its parent's), or in a
+ * page both processes share since a fork, at the same address there. */
+static int same_futex(const drv_proc *p, const thread *t)
+{
+    return t->proc->mem == p->cur->mem || rru_mem_shares(t->proc->mem, p->cur->mem, t->wait_addr);
+}
+
 int futex_wake(drv_proc *p, uint64_t addr, int n, uint32_t bitset, uint64_t when)
 {
     int woken = 0;
@@ -29,7 +37,7 @@ int futex_wake(drv_proc *p, uint64_t addr, int n, uint32_t bitset, uint64_t when
         thread *next = t->next;
         /* A futex is an address in one memory (a vfork child shares its
          * parent's). */
-        if (t->wait_addr == addr && t->proc->mem == p->cur->mem && (t->wait_bitset & bitset)) {
+        if (t->wait_addr == addr && same_futex(p, t) && (t->wait_bitset & bitset)) {
             sched_wake(p, t, 0, when);
             woken++;
         }
@@ -46,7 +54,7 @@ int futex_requeue(drv_proc *p, uint64_t addr, uint64_t addr2, int n)
     while (count < n) {
         int batch = 0;
         for (thread *t = p->futex_head; t && batch < 64 && count + batch < n; t = t->next)
-            if (t->wait_addr == addr && t->proc->mem == p->cur->mem)
+            if (t->wait_addr == addr && same_futex(p, t))
                 moved[batch++] = t;
         if (batch == 0)
             break;

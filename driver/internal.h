@@ -166,7 +166,6 @@ struct process {
      * then (shares_mem: mem and vm are not its own). */
     thread *vfork_parent;
     int shares_mem;
-    int shared_anon;             /* it made a MAP_SHARED anonymous mapping (fork refuses) */
     uint8_t digest[32];          /* ended: the memory part of its final state */
     thread *leader_alias;        /* the thread the guest knows by the pid since its execve, or NULL */
     rru_mem *mem;
@@ -242,7 +241,7 @@ struct drv_proc {
 /* One-time warnings (bit index into warned[]). */
 enum {
     WARN_CLONE_FLAGS, WARN_WRITE_DENIED, WARN_FUTEX_OP, WARN_MMAP_SHARED,
-    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM, WARN_FORK,
+    WARN_PROC_PATH, WARN_TIMER_BLOCKED, WARN_ITIMER_KIND, WARN_DEV_SHM,
     WARN_SHMAP_ELSEWHERE,
 };
 /* Prints "rnr: warning: ..." on stderr once per id. */
@@ -292,6 +291,9 @@ void proc_end_threads(drv_proc *p, thread *t, int replay);
 /* 0, or -ENODEV (with the one-time warning) if pages [OFF, OFF+LEN) of the
  * file HOST_FD are already mapped writable and shared. */
 int64_t shmap_check(drv_proc *p, int host_fd, uint64_t off, uint64_t len);
+/* CHILD (a fork of the current process) gets its parent's mappings: the
+ * same pages (rru_mem_share), written back from either. */
+void shmap_fork(drv_proc *p, process *child);
 /* Records a new mapping at ADDR (HOST_FD -1 in a replay). */
 void shmap_add(drv_proc *p, uint64_t addr, uint64_t len, int host_fd, uint64_t off);
 /* Writes the mapped pages of [ADDR, ADDR+LEN) to their files (msync). */

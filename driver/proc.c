@@ -419,7 +419,6 @@ int proc_exec_image(drv_proc *p, loader_image *img, const char *host_path, const
         snprintf(err, errlen, "out of memory while unmapping");
         return -1;
     }
-    p->cur->shared_anon = 0;
     loader_free(&p->cur->img);
     p->cur->img = *img;
     memset(img, 0, sizeof *img);

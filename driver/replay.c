@@ -351,8 +351,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
                 if ((type == LX_MAP_SHARED || type == LX_MAP_SHARED_VALIDATE) && (a[2] & LX_PROT_WRITE))
                     shmap_add(p, (uint64_t)result, a[1], -1, a[5]);
                 int64_t got = vm_mmap(p->cur->vm, (uint64_t)result, a[1], (int)a[2],
-                                      (int)((a[3] & ~(uint64_t)LX_MAP_TYPE) | LX_MAP_FIXED |
-                                            LX_MAP_PRIVATE),
+                                      (int)(a[3] | LX_MAP_FIXED),
                                       1, data, len, a[5]);
                 if (got != result) {
                     free(data);

@@ -100,14 +100,19 @@ void shmap_sync_file(drv_proc *p, int host_fd)
 }
 
 /* 1 if a live process other than the current one maps the file (DEV, INO)
- * writable and shared (recording and run: a replay keeps no files). */
+ * writable and shared in pages of its own, not the current process's
+ * (a mapping both have since a fork is one set of pages). Recording and
+ * run: a replay keeps no files. */
 static int mapped_elsewhere(const drv_proc *p, uint64_t dev, uint64_t ino)
 {
     for (size_t k = 0; k < p->nprocs; k++) {
         const process *pr = p->procs[k];
-        for (size_t i = 0; pr != p->cur && !pr->ended && i < pr->nshmaps; i++)
-            if (pr->shmaps[i].fd >= 0 && pr->shmaps[i].dev == dev && pr->shmaps[i].ino == ino)
+        for (size_t i = 0; pr != p->cur && !pr->ended && i < pr->nshmaps; i++) {
+            const shared_map *m = &pr->shmaps[i];
+            if (m->fd >= 0 && m->dev == dev && m->ino == ino &&
+                !rru_mem_shares(pr->mem, p->cur->mem, m->addr))
                 return 1;
+        }
     }
     return 0;
 }
@@ -199,6 +204,19 @@ static void add(drv_proc *p, const shared_map *m)
         p->cur->cap_shmaps = cap;
     }
     p->cur->shmaps[p->cur->nshmaps++] = *m;
+}
+
+void shmap_fork(drv_proc *p, process *child)
+{
+    process *self = p->cur;
+    for (size_t i = 0; i < self->nshmaps; i++) {
+        shared_map m = self->shmaps[i];
+        if (m.fd >= 0)
+            m.fd = dup(m.fd);   /* the child's mapping writes back on its own */
+        p->cur = child;
+        add(p, &m);
+        p->cur = self;
+    }
 }
 
 void shmap_drop(drv_proc *p, uint64_t addr, uint64_t len)

@@ -20,13 +20,8 @@ int64_t sc_mmap(drv_proc *p, thread *t, const uint64_t a[6])
     /* A mapping that replaces pages of a shared one: those go back first. */
     if ((flags & LX_MAP_FIXED) && !(addr & LX_PAGE_MASK) && len && len <= VM_USER_TOP)
         shmap_drop(p, addr, len);
-    if (flags & LX_MAP_ANONYMOUS) {
-        int64_t at = vm_mmap(p->cur->vm, addr, len, prot, flags, 0, NULL, 0, off);
-        int type = flags & LX_MAP_TYPE;
-        if (at >= 0 && (type == LX_MAP_SHARED || type == LX_MAP_SHARED_VALIDATE))
-            p->cur->shared_anon = 1;   /* a fork would have to share it: refused */
-        return at;
-    }
+    if (flags & LX_MAP_ANONYMOUS)
+        return vm_mmap(p->cur->vm, addr, len, prot, flags, 0, NULL, 0, off);
     file_obj *f = files_get(p, fd);
     if (!f)
         return -LX_EBADF;

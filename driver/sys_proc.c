@@ -46,13 +46,6 @@ void process_free(process *pr)
 process *process_fork(drv_proc *p, int vfork, int exit_signal, int64_t *err)
 {
     process *par = p->cur;
-    if ((par->nshmaps || par->shared_anon) && !vfork) {
-        /* Their pages would be shared between two memories. */
-        proc_warn_once(p, WARN_FORK, "fork of a process with shared mappings (MAP_SHARED) is not "
-                                     "supported: ENOMEM");
-        *err = -LX_ENOMEM;
-        return NULL;
-    }
     if (p->nprocs == p->cap_procs) {
         size_t cap = p->cap_procs ? 2 * p->cap_procs : 8;
         process **v = realloc(p->procs, cap * sizeof *v);
@@ -95,9 +88,23 @@ process *process_fork(drv_proc *p, int vfork, int exit_signal, int64_t *err)
         process_free(c);
         goto nomem;
     }
+    /* MAP_SHARED regions: one memory's pages for both (present first, so
+     * that neither makes a private page there later). */
+    for (size_t i = 0; !vfork && i < vm_count(par->vm); i++) {
+        const vm_region *r = vm_region_at(par->vm, i);
+        if (!r->shared)
+            continue;
+        if (proc_materialize(p, r->start, r->end - r->start) < 0 ||
+            rru_mem_share(c->mem, par->mem, r->start, r->end - r->start) < 0) {
+            process_free(c);
+            goto nomem;
+        }
+    }
     for (int i = 0; i < FD_MAX; i++)
         if (c->fds[i].file)
             c->fds[i].file->refs++;
+    if (!vfork)
+        shmap_fork(p, c);
     p->procs[p->nprocs++] = c;
     return c;
 nomem:

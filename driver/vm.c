@@ -179,9 +179,9 @@ char *vm_maps_text(const vm *v, const char *image_path, size_t *len)
         const vm_region *r = &v->r[i];
         const char *name = r->kind == VM_IMAGE ? image_path : r->kind == VM_STACK ? "[stack]"
                            : r->kind == VM_BRK ? "[heap]" : NULL;
-        int n = fprintf(f, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64 " 00:00 0 ", r->start, r->end,
+        int n = fprintf(f, "%08" PRIx64 "-%08" PRIx64 " %c%c%c%c %08" PRIx64 " 00:00 0 ", r->start, r->end,
                         (r->prot & LX_PROT_READ) ? 'r' : '-', (r->prot & LX_PROT_WRITE) ? 'w' : '-',
-                        (r->prot & LX_PROT_EXEC) ? 'x' : '-',
+                        (r->prot & LX_PROT_EXEC) ? 'x' : '-', r->shared ? 's' : 'p',
                         r->kind == VM_FILE ? r->blob_off : 0);
         if (name)
             fprintf(f, "%*s %s", n < 72 ? 72 - n : 0, "", name);
@@ -239,7 +239,7 @@ static int split_at(vm *v, uint64_t addr)
 static int same_kind(const vm_region *a, const vm_region *b)
 {
     return a->end == b->start && a->prot == b->prot && a->kind == b->kind &&
-           a->committed == b->committed && a->blob == b->blob &&
+           a->committed == b->committed && a->shared == b->shared && a->blob == b->blob &&
            (!a->blob || a->blob_off + (a->end - a->start) == b->blob_off);
 }
 
@@ -326,9 +326,10 @@ static int map_region(vm *v, vm_region reg, const uint8_t *data, uint64_t data_l
  * file offset OFF, and merges it with like neighbours. Returns addr or
  * -errno. */
 static int64_t map_new(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind,
-                       const uint8_t *data, uint64_t data_len, uint64_t off, int committed)
+                       const uint8_t *data, uint64_t data_len, uint64_t off, int committed,
+                       int shared)
 {
-    vm_region reg = {addr, addr + len, prot & PROT_RWX, kind, NULL, off, committed};
+    vm_region reg = {addr, addr + len, prot & PROT_RWX, kind, NULL, off, committed, shared};
     if (data && data_len > len)
         data_len = len;
     int rc = map_region(v, reg, data, data ? data_len : 0, off, addr);
@@ -345,7 +346,7 @@ int vm_map_fixed(vm *v, uint64_t addr, uint64_t len, int prot, vm_kind kind)
         return -LX_EINVAL;
     if (!range_free(v, addr, addr + len))
         return -LX_EEXIST;
-    int64_t r = map_new(v, addr, len, prot, kind, NULL, 0, 0, commits(kind, prot));
+    int64_t r = map_new(v, addr, len, prot, kind, NULL, 0, 0, commits(kind, prot), 0);
     return r < 0 ? (int)r : 0;
 }
 
@@ -359,7 +360,7 @@ int vm_map_image(vm *v, uint64_t addr, uint64_t len, int prot, uint64_t data_add
         return -LX_EEXIST;
     /* The blob's "file offset" is the guest address of its first byte, so
      * that region offsets (blob_off = region start) line up with it. */
-    vm_region reg = {addr, addr + len, prot & PROT_RWX, VM_IMAGE, NULL, addr, 1};
+    vm_region reg = {addr, addr + len, prot & PROT_RWX, VM_IMAGE, NULL, addr, 1, 0};
     return map_region(v, reg, data, data_len, data_addr, data_addr);
 }
 
@@ -408,6 +409,7 @@ int64_t vm_mmap(vm *v, uint64_t addr, uint64_t len, int prot, int flags, int is_
     if (is_file && off + plen < off)
         return -LX_EOVERFLOW;
     vm_kind kind = is_file ? VM_FILE : (flags & LX_MAP_STACK) ? VM_STACK : VM_ANON;
+    int shared = type != LX_MAP_PRIVATE;
     if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
         if (addr & LX_PAGE_MASK)
             return -LX_EINVAL;
@@ -426,20 +428,20 @@ int64_t vm_mmap(vm *v, uint64_t addr, uint64_t len, int prot, int flags, int is_
                 return -LX_ENOMEM;
         }
         return map_new(v, addr, plen, prot, kind, is_file ? data : NULL, data_len, off,
-                       commits(kind, prot));
+                       commits(kind, prot), shared);
     }
     if (addr) {
         uint64_t hint = PAGE_UP(addr);
         if (hint >= VM_MIN_ADDR && hint <= VM_USER_TOP && plen <= VM_USER_TOP - hint &&
             range_free(v, hint, hint + plen) && !(hint < v->brk && hint + plen > v->brk_start))
             return map_new(v, hint, plen, prot, kind, is_file ? data : NULL, data_len, off,
-                           commits(kind, prot));
+                           commits(kind, prot), shared);
     }
     uint64_t at = find_gap(v, plen);
     if (!at)
         return -LX_ENOMEM;
     return map_new(v, at, plen, prot, kind, is_file ? data : NULL, data_len, off,
-                   commits(kind, prot));
+                   commits(kind, prot), shared);
 }
 
 int64_t vm_munmap(vm *v, uint64_t addr, uint64_t len)
@@ -596,7 +598,7 @@ int64_t vm_mremap(vm *v, uint64_t old_addr, uint64_t old_len, uint64_t new_len, 
     uint64_t lo = old_addr + olen, hi = old_addr + nlen;
     if (hi < lo || hi > VM_USER_TOP || !range_free(v, lo, hi) || (lo < v->brk && hi > v->brk_start))
         return -LX_ENOMEM;
-    int64_t rc = map_new(v, lo, hi - lo, r->prot, r->kind, NULL, 0, 0, r->committed);
+    int64_t rc = map_new(v, lo, hi - lo, r->prot, r->kind, NULL, 0, 0, r->committed, r->shared);
     return rc < 0 ? rc : (int64_t)old_addr;
 }
 
@@ -609,7 +611,7 @@ uint64_t vm_brk(vm *v, uint64_t addr)
         if (!range_free(v, old_end, new_end))
             return v->brk;
         if (map_new(v, old_end, new_end - old_end, LX_PROT_READ | LX_PROT_WRITE, VM_BRK, NULL, 0,
-                    0, 1) < 0)
+                    0, 1, 0) < 0)
             return v->brk;
     } else if (new_end < old_end) {
         if (carve(v, new_end, old_end) < 0)

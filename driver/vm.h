@@ -43,6 +43,7 @@ typedef struct vm_region {
     vm_blob *blob;                       /* VM_FILE: contents; NULL otherwise */
     uint64_t blob_off;                   /* file offset of `start` */
     int committed;                       /* counts against the limit (vm_set_limit) */
+    int shared;                          /* MAP_SHARED: a fork shares its pages */
 } vm_region;
 
 typedef struct vm vm;

@@ -131,6 +131,9 @@ typedef struct rru_page {
     uint64_t addr;
     uint8_t prot;
     _Atomic uint8_t code;       /* some executor decoded instructions here */
+    /* Its data is also another memory's page's (rru_mem_share): never
+     * reused for another page, whichever memory lets it go. */
+    uint8_t shared;
     struct rru_page *free_next;
     /* The coherence directory's entry for this page (machine.c), valid
      * only while coh_owner is the id of the machine that set it: a

@@ -38,6 +38,7 @@ struct rru_mem {
     _Atomic(mid *) top[LEVEL_N];
     uint64_t npages;
     rru_page *free_pages;
+    rru_page *retired;         /* pages let go whose data another memory may hold */
     slab *slabs;               /* every slab, the current one first */
     unsigned slab_used;        /* pages of the current slab handed out */
     _Atomic uint64_t tlb_gen;
@@ -73,6 +74,11 @@ void rru_mem_free(rru_mem *m)
     while (m->free_pages) {
         rru_page *p = m->free_pages;
         m->free_pages = p->free_next;
+        free(p);
+    }
+    while (m->retired) {
+        rru_page *p = m->retired;
+        m->retired = p->free_next;
         free(p);
     }
     while (m->slabs) {
@@ -162,8 +168,11 @@ static void bump_code(rru_mem *m) { atomic_fetch_add_explicit(&m->code_gen, 1, m
 
 static void release_page(rru_mem *m, rru_page *p)
 {
-    p->free_next = m->free_pages;
-    m->free_pages = p;
+    /* A shared page's data stays as the other memory left it (the page
+     * itself stays allocated too: a stale translation may still use it). */
+    rru_page **list = p->shared ? &m->retired : &m->free_pages;
+    p->free_next = *list;
+    *list = p;
     m->npages--;
 }
 
@@ -224,6 +233,15 @@ int rru_mem_map(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)
         if (!s)
             return -1;
         rru_page *p = LOAD(*s);
+        if (p && p->shared) {
+            /* Not into the data another memory shares: a page of its own. */
+            replaced = 1;
+            if (atomic_load_explicit(&p->code, memory_order_relaxed))
+                bump_code(m);
+            STORE(*s, (rru_page *)NULL);
+            release_page(m, p);
+            p = NULL;
+        }
         if (p) {
             replaced = 1;
             if (atomic_load_explicit(&p->code, memory_order_relaxed))
@@ -287,6 +305,46 @@ int rru_mem_unmap(rru_mem *m, uint64_t addr, uint64_t len)
     if (any)
         bump_tlb(m);
     return 0;
+}
+
+int rru_mem_share(rru_mem *dst, rru_mem *src, uint64_t addr, uint64_t len)
+{
+    if (!range_ok(addr, len))
+        return -1;
+    int replaced = 0;
+    for (uint64_t a = addr; a < addr + len; a += RRU_PAGE_SIZE) {
+        rru_page *sp = rru_mem_page(src, a);
+        if (!sp)
+            continue;
+        _Atomic(rru_page *) *s = slot(dst, a);
+        rru_page *p = s ? calloc(1, sizeof *p) : NULL;
+        if (!p)
+            return -1;
+        rru_page *old = LOAD(*s);
+        if (old) {
+            if (atomic_load_explicit(&old->code, memory_order_relaxed))
+                bump_code(dst);
+            STORE(*s, (rru_page *)NULL);
+            release_page(dst, old);
+            replaced = 1;
+        }
+        p->data = sp->data;
+        p->addr = a;
+        p->prot = sp->prot;
+        p->shared = 1;
+        sp->shared = 1;
+        dst->npages++;
+        STORE(*s, p);
+    }
+    if (replaced)
+        bump_tlb(dst);
+    return 0;
+}
+
+int rru_mem_shares(const rru_mem *a, const rru_mem *b, uint64_t addr)
+{
+    const rru_page *pa = rru_mem_page(a, addr), *pb = rru_mem_page(b, addr);
+    return pa && pb && pa->data == pb->data;
 }
 
 int rru_mem_protect(rru_mem *m, uint64_t addr, uint64_t len, unsigned prot)

@@ -66,6 +66,18 @@ uint64_t rru_mem_pages(const rru_mem *m);
 /* A new address space holding a copy of every page of M (permissions and
  * bytes): fork's. NULL if host memory runs out. */
 rru_mem *rru_mem_clone(const rru_mem *m);
+/* The pages SRC has in [addr, addr+len) become DST's too, at the same
+ * addresses: one memory's stores are the other's loads (a shared mapping
+ * across a fork). Each memory keeps its own permissions for them; what DST
+ * had there goes. Pages SRC lacks are left as DST has them (the caller
+ * makes them present first). A shared page is never reused for another
+ * page, by either memory; its data lives as long as SRC, which must
+ * outlive DST's use of it. Decoded code is each memory's own: a store
+ * through one does not make the other's harts decode again (shared pages
+ * hold data). Alignment as for map; -1 if broken or host memory runs out. */
+int rru_mem_share(rru_mem *dst, rru_mem *src, uint64_t addr, uint64_t len);
+/* 1 if A and B both have a page at ADDR and it is one page's data. */
+int rru_mem_shares(const rru_mem *a, const rru_mem *b, uint64_t addr);
 
 /* Host-side copies that ignore permissions (the loader writes read-only
  * code this way). 0, or -1 if any byte is unmapped (then nothing is copied

@@ -806,8 +806,10 @@ START_TEST(replay_reproduces_processes_from_every_format)
         {"threads", "threaded child 0: status 0\nthreaded child 1: status 3\nthreaded child 2: status 6\n"
                     "fork from a second thread: status 33\nworkers stopped\n", 0},
         {"orphan", "parent leaves its child waiting\n", 5},
+        {"shm", "counter 3000 (want 3000)\nlines from the shm object:\nchild wrote a line\nchild wrote a line\n"
+                "child wrote a line\nevery child took a turn: yes\nshm object size 4096\n", 0},
     };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         for (int s = 0; s < 2; s++) {
             char name[32], seed[16];
             snprintf(name, sizeof name, "%s%d", modes[k].mode, s);
@@ -815,7 +817,8 @@ START_TEST(replay_reproduces_processes_from_every_format)
             workload w = {"forker", {modes[k].mode, NULL}};
             tu_output rec;
             char *dir = record(tmp, name, &w, (const char *[]){"-n", s ? "4" : "2", "--seed", seed,
-                                                               "--check-every", "chunk", NULL}, &rec);
+                                                               "--check-every", "chunk", "--private-tmp",
+                                                               NULL}, &rec);
             ck_assert_msg(rec.status == modes[k].status && strcmp(rec.out, modes[k].line) == 0,
                           "%s: %d %s", modes[k].mode, rec.status, rec.out);
             for (int f = 0; f < 4; f++)

@@ -15,7 +15,12 @@
  * whose other threads keep writing memory, children that make threads of
  * their own, and a fork from a thread that is not the first. "forker
  * mapfile PATH": a child maps PATH writable and shared, then the parent
- * tries to (rnr refuses the second process's mapping: ENODEV). */
+ * tries to (rnr refuses the second process's mapping: ENODEV). "forker
+ * shm": memory shared between processes, made before a fork: an
+ * anonymous MAP_SHARED counter under a process-shared mutex that three
+ * children increment at once, an shm_open object the children fill in
+ * turn, and sem_open semaphores for the turns and the end (needs a
+ * /dev/shm: rnr --private-tmp). */
 #include <signal.h>
 #include <stdint.h>
 #include <spawn.h>
@@ -24,8 +29,10 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,6 +151,83 @@ static int threads_mode(void)
     return 0;
 }
 
+/* ---- "shm" ---- */
+
+struct shared_block {
+    pthread_mutex_t mu;
+    long counter;
+    int order[8];
+    int norder;
+};
+
+static int shm_mode(void)
+{
+    struct shared_block *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                  -1, 0);
+    if (b == MAP_FAILED)
+        return 1;
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&b->mu, &ma);
+    shm_unlink("/forker-shm");
+    int fd = shm_open("/forker-shm", O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || ftruncate(fd, 4096) != 0) {
+        perror("shm_open");
+        return 1;
+    }
+    char *text = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (text == MAP_FAILED)
+        return 1;
+    sem_unlink("/forker-turn");
+    sem_unlink("/forker-done");
+    sem_t *turn = sem_open("/forker-turn", O_CREAT | O_EXCL, 0600, 0);
+    sem_t *done = sem_open("/forker-done", O_CREAT | O_EXCL, 0600, 0);
+    if (turn == SEM_FAILED || done == SEM_FAILED) {
+        perror("sem_open");
+        return 1;
+    }
+    pid_t c[3];
+    for (int k = 0; k < 3; k++) {
+        c[k] = fork();
+        if (c[k] == 0) {
+            for (int i = 0; i < 500; i++) {
+                pthread_mutex_lock(&b->mu);
+                b->counter += k + 1;
+                pthread_mutex_unlock(&b->mu);
+            }
+            sem_wait(turn);   /* one child at a time writes its line */
+            pthread_mutex_lock(&b->mu);
+            b->order[b->norder++] = k;
+            pthread_mutex_unlock(&b->mu);
+            size_t len = strlen(text);
+            snprintf(text + len, 4096 - len, "child wrote a line\n");
+            sem_post(done);
+            _exit(0);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        sem_post(turn);
+        sem_wait(done);
+    }
+    for (int k = 0; k < 3; k++)
+        waitpid(c[k], NULL, 0);
+    printf("counter %ld (want %d)\n", b->counter, 500 * (1 + 2 + 3));
+    printf("lines from the shm object:\n%s", text);
+    int seen = 0;
+    for (int k = 0; k < b->norder; k++)
+        seen |= 1 << b->order[k];
+    printf("every child took a turn: %s\n", b->norder == 3 && seen == 7 ? "yes" : "no");
+    struct stat st;
+    printf("shm object size %ld\n", fstat(fd, &st) == 0 ? (long)st.st_size : -1L);
+    sem_close(turn);
+    sem_close(done);
+    sem_unlink("/forker-turn");
+    sem_unlink("/forker-done");
+    shm_unlink("/forker-shm");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
@@ -153,6 +237,8 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "threads") == 0)
         return threads_mode();
+    if (argc > 1 && strcmp(argv[1], "shm") == 0)
+        return shm_mode();
     if (argc > 1 && strcmp(argv[1], "segv") == 0) {
         pid_t c = fork();
         if (c == 0) {
