@@ -171,6 +171,82 @@ START_TEST(rru_mem_a_guest_page_costs_about_one_host_page)
 }
 END_TEST
 
+/* Memories that share pages (a fork's MAP_SHARED regions): random
+ * stores, permission changes, unmaps and remaps through either memory,
+ * against a model of two memories of 16 pages whose pages 4 to 7 start
+ * shared. A store through one memory to a page still shared in both is in
+ * the other's; permissions are each memory's own; a page unmapped (or
+ * mapped over) in one memory is a new zero page there and leaves the
+ * other's bytes alone, never handed out again as another page's. Freeing
+ * the sharing memory leaves the first one's bytes (ASan watches). */
+START_TEST(rru_mem_shared_pages_follow_a_model)
+{
+    enum { PAGES = 16, BASE = 0x10000 };
+    static uint8_t model[2][PAGES][P];
+    static uint8_t got[P];
+    int shared[PAGES] = {0}, prot[2][PAGES];
+    uint64_t seed = 0x5eedf00dull;
+    rru_mem *m[2] = {rru_mem_new(), NULL};
+    ck_assert_int_eq(rru_mem_map(m[0], BASE, PAGES * P, RRU_PROT_R | RRU_PROT_W), 0);
+    for (int i = 0; i < PAGES; i++) {
+        for (int k = 0; k < (int)P; k++)
+            model[0][i][k] = (uint8_t)(i * 31 + k);
+        ck_assert_int_eq(rru_mem_write(m[0], BASE + (uint64_t)i * P, model[0][i], P), 0);
+        prot[0][i] = prot[1][i] = RRU_PROT_R | RRU_PROT_W;
+    }
+    m[1] = rru_mem_clone(m[0]);
+    ck_assert_ptr_nonnull(m[1]);
+    memcpy(model[1], model[0], sizeof model[0]);
+    ck_assert_int_eq(rru_mem_share(m[1], m[0], BASE + 4 * P, 4 * P), 0);
+    for (int i = 4; i < 8; i++)
+        shared[i] = 1;
+    for (int step = 0; step < 3000; step++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned r = (unsigned)(seed >> 33);
+        int w = (int)(r & 1), i = (int)((r >> 1) % PAGES), op = (int)((r >> 5) % 8);
+        uint64_t a = BASE + (uint64_t)i * P;
+        if (op <= 4) {                    /* a store */
+            int k = (int)((r >> 8) % P);
+            uint8_t v = (uint8_t)(r >> 20);
+            ck_assert_int_eq(rru_mem_write(m[w], a + (uint64_t)k, &v, 1), 0);
+            model[w][i][k] = v;
+            if (shared[i])
+                model[1 - w][i][k] = v;
+        } else if (op == 5) {             /* permissions, this memory's */
+            prot[w][i] = (r >> 9) & 1 ? RRU_PROT_R : RRU_PROT_R | RRU_PROT_W;
+            ck_assert_int_eq(rru_mem_protect(m[w], a, P, (unsigned)prot[w][i]), 0);
+        } else if (op == 6) {             /* unmapped and mapped again */
+            ck_assert_int_eq(rru_mem_unmap(m[w], a, P), 0);
+            ck_assert_int_eq(rru_mem_map(m[w], a, P, RRU_PROT_R | RRU_PROT_W), 0);
+            memset(model[w][i], 0, P);
+            prot[w][i] = RRU_PROT_R | RRU_PROT_W;
+            shared[i] = 0;
+        } else {                          /* mapped over in place */
+            ck_assert_int_eq(rru_mem_map(m[w], a, P, RRU_PROT_R | RRU_PROT_W), 0);
+            memset(model[w][i], 0, P);
+            prot[w][i] = RRU_PROT_R | RRU_PROT_W;
+            shared[i] = 0;
+        }
+        for (int x = 0; x < 2; x++) {
+            if (rru_mem_read(m[x], a, got, P) != 0 || memcmp(got, model[x][i], P) != 0)
+                ck_abort_msg("step %d: memory %d page %d differs from the model", step, x, i);
+            if (rru_mem_prot(m[x], a) != prot[x][i])
+                ck_abort_msg("step %d: memory %d page %d permissions %d, model %d", step, x, i,
+                             rru_mem_prot(m[x], a), prot[x][i]);
+        }
+        if (rru_mem_shares(m[0], m[1], a) != shared[i])
+            ck_abort_msg("step %d: page %d shared %d, model %d", step, i, rru_mem_shares(m[0], m[1], a),
+                         shared[i]);
+    }
+    rru_mem_free(m[1]);
+    for (int i = 0; i < PAGES; i++) {
+        ck_assert_int_eq(rru_mem_read(m[0], BASE + (uint64_t)i * P, got, P), 0);
+        ck_assert_int_eq(memcmp(got, model[0][i], P), 0);
+    }
+    rru_mem_free(m[0]);
+}
+END_TEST
+
 TU_SUITE(rru_mem)
 {
     Suite *s = suite_create("rru_mem");
@@ -181,5 +257,6 @@ TU_SUITE(rru_mem)
     tcase_add_test(tc, rru_mem_free_ranges_and_next_mapped);
     tcase_add_test(tc, rru_mem_digest_covers_address_permissions_and_bytes);
     tcase_add_test(tc, rru_mem_a_guest_page_costs_about_one_host_page);
+    tcase_add_test(tc, rru_mem_shared_pages_follow_a_model);
     return s;
 }
