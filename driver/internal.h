@@ -554,6 +554,8 @@ int64_t locks_fcntl(drv_proc *p, file_obj *f, int ofd, int cmd, int type, int64_
 int64_t locks_flock(drv_proc *p, file_obj *f, int type, int nonblock);
 /* A descriptor of F is being closed: the process's POSIX locks on its file go. */
 void locks_closing(drv_proc *p, const file_obj *f);
+/* Process PR ended: its POSIX locks go. */
+void locks_process_ended(drv_proc *p, const process *pr);
 /* Description F is gone (its last reference): its OFD and flock locks go. */
 void locks_released(drv_proc *p, const file_obj *f);
 /* Frees the lock table. */

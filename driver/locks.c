@@ -7,7 +7,7 @@
  * - fcntl locks (POSIX and OFD) share one list per file; a request
  *   conflicts with a lock of another owner over an overlapping range when
  *   either is a write lock. The owner of a POSIX lock is the process, so
- *   its threads never conflict with one another; an OFD lock's owner is
+ *   its threads never conflict with one another, and two processes do; an OFD lock's owner is
  *   its open file description, so two descriptions of one file conflict
  *   (even in one thread), and a POSIX lock and an OFD lock conflict too.
  * - A request replaces the owner's own locks over its range (splitting
@@ -17,7 +17,9 @@
  *   conversion removes the old lock first (not atomic, as in Linux: a
  *   failed LOCK_NB upgrade leaves the description unlocked).
  * - Closing any descriptor of a file drops the process's POSIX locks on
- *   it; the last close of a description drops its OFD and flock locks.
+ *   it, and so does the process's end; the last close of a description
+ *   drops its OFD and flock locks (a description a fork shares keeps
+ *   them while a process holds it).
  *
  * Locks live only in a run or a recording: their calls are of the RESULT
  * policy, so a replay takes every result (and F_GETLK's bytes) from the
@@ -38,6 +40,7 @@ struct lock_rec {
     uint64_t dev, ino;           /* the host file */
     int flock;                   /* 1: a flock lock, 0: an fcntl lock */
     const file_obj *owner;       /* description (OFD, flock) or NULL: the process (POSIX) */
+    const process *proc;         /* POSIX: the owning process; NULL otherwise */
     int type;                    /* LOCKS_RD or LOCKS_WR */
     uint64_t start, end;         /* byte range [start, end]; end UINT64_MAX: to the end */
 };
@@ -97,7 +100,8 @@ static const lock_rec *conflict(const drv_proc *p, const lock_rec *r)
 {
     for (size_t i = 0; i < p->nlocks; i++) {
         const lock_rec *l = &p->locks[i];
-        if (!same_file(l, r->dev, r->ino) || l->flock != r->flock || l->owner == r->owner)
+        if (!same_file(l, r->dev, r->ino) || l->flock != r->flock ||
+            (l->owner == r->owner && l->proc == r->proc))
             continue;
         if (l->type != LOCKS_WR && r->type != LOCKS_WR)
             continue;
@@ -126,7 +130,8 @@ static int apply(drv_proc *p, lock_rec r)
     int released = 0;
     for (size_t i = 0; i < p->nlocks;) {
         lock_rec *l = &p->locks[i];
-        int mine = same_file(l, r.dev, r.ino) && l->flock == r.flock && l->owner == r.owner;
+        int mine = same_file(l, r.dev, r.ino) && l->flock == r.flock && l->owner == r.owner &&
+                   l->proc == r.proc;
         if (!mine) {
             i++;
             continue;
@@ -181,6 +186,7 @@ int64_t locks_fcntl(drv_proc *p, file_obj *f, int ofd, int cmd, int type, int64_
     if (rc < 0)
         return rc;
     r.owner = ofd ? f : NULL;
+    r.proc = ofd ? NULL : p->cur;
     r.type = type;
     /* [start, start + len - 1], len 0: to the end, negative: before start. */
     if (len < 0) {
@@ -205,7 +211,7 @@ int64_t locks_fcntl(drv_proc *p, file_obj *f, int ofd, int cmd, int type, int64_
         *out_type = l->type;
         *out_start = l->start;
         *out_len = l->end == UINT64_MAX ? 0 : l->end - l->start + 1;
-        *out_pid = l->owner ? -1 : (int32_t)p->cur->pid;
+        *out_pid = l->owner ? -1 : (int32_t)l->proc->pid;
         return 0;
     }
     if (type != LOCKS_UN && conflict(p, &r)) {
@@ -269,12 +275,23 @@ static void drop_where(drv_proc *p, int (*gone)(const lock_rec *, const void *),
         wake_waiters(p);
 }
 
-typedef struct { uint64_t dev, ino; } file_key;
+typedef struct { uint64_t dev, ino; const process *proc; } posix_key;
 
 static int posix_of(const lock_rec *l, const void *arg)
 {
-    const file_key *k = arg;
-    return !l->flock && !l->owner && same_file(l, k->dev, k->ino);
+    const posix_key *k = arg;
+    return !l->flock && !l->owner && l->proc == k->proc && same_file(l, k->dev, k->ino);
+}
+
+static int posix_of_process(const lock_rec *l, const void *arg)
+{
+    return !l->flock && !l->owner && l->proc == arg;
+}
+
+void locks_process_ended(drv_proc *p, const process *pr)
+{
+    if (p->nlocks > 0)
+        drop_where(p, posix_of_process, pr);
 }
 
 static int owned_by(const lock_rec *l, const void *arg)
@@ -286,7 +303,7 @@ void locks_closing(drv_proc *p, const file_obj *f)
 {
     if (p->nlocks == 0 || f->kind != FILE_HOST)
         return;
-    file_key k;
+    posix_key k = {0, 0, p->cur};
     if (file_id(f, &k.dev, &k.ino) == 0)
         drop_where(p, posix_of, &k);
 }

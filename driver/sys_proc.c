@@ -167,6 +167,7 @@ void process_end(drv_proc *p, int wstatus)
     int replay = !p->m;
     proc_end_threads(p, NULL, replay);
     shmap_end(p);
+    locks_process_ended(p, pr);
     files_close_all(p);
     pr->ended = 1;
     pr->wstatus = wstatus;

@@ -827,6 +827,20 @@ START_TEST(replay_reproduces_processes_from_every_format)
             free(dir);
         }
     }
+    /* POSIX record locks between two processes (a wait included). */
+    char *files = strdup(tu_path(tmp, "files")), *lockf = NULL;
+    ck_assert_int_eq(mkdir(files, 0755), 0);
+    lockf = strdup(tu_path(files, "locked"));
+    workload lw = {"forker", {"locks", lockf, NULL}};
+    tu_output rec;
+    char *dir = record(tmp, "locks", &lw, (const char *[]){"-n", "2", "--allow-write", files, NULL}, &rec);
+    ck_assert_msg(rec.status == 0 && strstr(rec.out, "child waits, then: 0\n"), "%d %s", rec.status, rec.out);
+    for (int f = 0; f < 4; f++)
+        replay_ok(dir, formats[f], f % 2 ? "2" : "1", &rec, "locks");
+    tu_output_free(&rec);
+    free(dir);
+    free(lockf);
+    free(files);
     tu_rmtree(tmp);
     free(tmp);
 }

@@ -1252,6 +1252,19 @@ START_TEST(run_matches_qemu_on_processes)
                   strstr(r.err, "a writable shared mapping of a file another process maps so is not supported"),
                   "exit %d: %s%s", r.status, r.out, r.err);
     tu_output_free(&r);
+    /* POSIX record locks between a parent and its child: as qemu. */
+    char *lockf = strdup(tu_path(dir, "locked"));
+    tu_output b;
+    const char *qb[] = {QEMU, exe, "locks", lockf, NULL};
+    run_env_stdin(&b, qb, NULL);
+    unlink(lockf);
+    tu_rnr(&r, (const char *[]){"run", "-n", "2", "--allow-write", dir, "--", exe, "locks", lockf, NULL});
+    ck_assert_msg(r.status == 0 && b.status == 0 && strcmp(r.out, b.out) == 0 &&
+                  strstr(r.out, "child sees a write lock of its parent at 0+10\nchild waits, then: 0\n"),
+                  "locks: rnr %d %s%s, qemu %d %s", r.status, r.out, r.err, b.status, b.out);
+    tu_output_free(&r);
+    tu_output_free(&b);
+    free(lockf);
     free(file);
     tu_rmtree(dir);
     free(dir);

@@ -20,7 +20,10 @@
  * anonymous MAP_SHARED counter under a process-shared mutex that three
  * children increment at once, an shm_open object the children fill in
  * turn, and sem_open semaphores for the turns and the end (needs a
- * /dev/shm: rnr --private-tmp). */
+ * /dev/shm: rnr --private-tmp). "forker locks PATH": POSIX record
+ * locks between a parent and its child (a conflict, F_GETLK naming the
+ * holder, a blocking wait until the parent unlocks, release at the
+ * child's end). */
 #include <signal.h>
 #include <stdint.h>
 #include <spawn.h>
@@ -266,6 +269,43 @@ int main(int argc, char **argv)
         fflush(stdout);
         sleep(0);
         return 5;   /* ...but this one's, until the run ends */
+    }
+    if (argc > 2 && strcmp(argv[1], "locks") == 0) {
+        int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            return 1;
+        struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10};
+        printf("parent locks: %d\n", fcntl(fd, F_SETLK, &l));
+        int pf[2];
+        if (pipe(pf) != 0)
+            return 1;
+        pid_t parent = getpid(), c = fork();
+        if (c == 0) {
+            struct flock m = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 5, .l_len = 10};
+            int rc = fcntl(fd, F_SETLK, &m);
+            printf("child tries: %d (%s)\n", rc, rc < 0 ? strerror(errno) : "locked");
+            struct flock q = m;
+            fcntl(fd, F_GETLK, &q);
+            printf("child sees a %s lock of %s at %ld+%ld\n", q.l_type == F_WRLCK ? "write" : "other",
+                   q.l_pid == parent ? "its parent" : "another", (long)q.l_start, (long)q.l_len);
+            fflush(stdout);
+            (void)write(pf[1], "w", 1);
+            rc = fcntl(fd, F_SETLKW, &m);   /* until the parent unlocks */
+            printf("child waits, then: %d\n", rc);
+            fflush(stdout);
+            _exit(0);   /* its lock goes with it */
+        }
+        char b;
+        (void)read(pf[0], &b, 1);
+        usleep(1000);
+        l.l_type = F_UNLCK;
+        fcntl(fd, F_SETLK, &l);
+        int st = 0;
+        waitpid(c, &st, 0);
+        l.l_type = F_WRLCK;
+        l.l_len = 0;
+        printf("parent locks the whole file after the child's end: %d\n", fcntl(fd, F_SETLK, &l));
+        return 0;
     }
     if (argc > 2 && strcmp(argv[1], "mapfile") == 0) {
         int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
