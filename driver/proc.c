@@ -748,11 +748,12 @@ void drv_proc_digest(const drv_proc *p, uint8_t out[32])
     rnr_sha256_update(&s, "rnr-final-state-1", 17);
     process_digest(p->procs[0], &s);
     /* Every other process (none in a run that made none): its id, and its
-     * memory now or as it ended. */
+     * memory now, or its wait status and memory as it ended. */
     for (size_t i = 1; i < p->nprocs; i++) {
         const process *pr = p->procs[i];
         hash_u64(&s, pr->pid);
         if (pr->ended) {
+            hash_u64(&s, (uint64_t)(uint32_t)pr->wstatus);
             rnr_sha256_update(&s, pr->digest, sizeof pr->digest);
         } else if (!pr->shares_mem) {
             process_digest(pr, &s);

@@ -790,6 +790,9 @@ START_TEST(replay_reproduces_processes_from_every_format)
             ck_assert_msg(g.status == 2 && strstr(g.err, "the recording made 6 processes"), "%d %s",
                           g.status, g.err);
             tu_output_free(&g);
+            tu_rnr(&g, (const char *[]){"info", dir, NULL});
+            ck_assert_msg(g.status == 0 && strstr(g.out, "\nprocesses      6\n"), "%d %s", g.status, g.out);
+            tu_output_free(&g);
         }
         tu_output_free(&rec);
         free(dir);

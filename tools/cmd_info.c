@@ -98,6 +98,7 @@ int cmd_info(int argc, char **argv)
     show(m, "cycles", "cycles");
     show(m, "chunks", "chunks");
     show(m, "wall seconds", "wall-seconds");
+    show(m, "processes", "processes");
     uint64_t threads;
     if (rnr_manifest_get_u64(m, "threads", &threads) == 0) {
         printf("%-14s %" PRIu64 "\n", "threads", threads);
