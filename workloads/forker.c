@@ -23,7 +23,9 @@
  * /dev/shm: rnr --private-tmp). "forker locks PATH": POSIX record
  * locks between a parent and its child (a conflict, F_GETLK naming the
  * holder, a blocking wait until the parent unlocks, release at the
- * child's end). */
+ * child's end). "forker spin K N" and "forker spin-threads K N": the
+ * same work (K workers, N rounds of a hash each) in K processes or in K
+ * threads, for measuring what a switch between processes costs. */
 #include <signal.h>
 #include <stdint.h>
 #include <spawn.h>
@@ -231,6 +233,51 @@ static int shm_mode(void)
     return 0;
 }
 
+/* ---- "spin" ---- */
+
+static unsigned long spin_work(long k, long n)
+{
+    unsigned long h = (unsigned long)k * 0x9e3779b97f4a7c15ul;
+    for (long i = 0; i < n; i++)
+        h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ul + (unsigned long)i;
+    return h;
+}
+
+static long spin_n;
+
+static void *spin_thread(void *arg)
+{
+    return (void *)spin_work((long)arg, spin_n);
+}
+
+static int spin_mode(int threads, int k, long n)
+{
+    unsigned long sum = 0;
+    if (threads) {
+        pthread_t t[16];
+        spin_n = n;
+        for (long i = 0; i < k; i++)
+            pthread_create(&t[i], NULL, spin_thread, (void *)i);
+        for (int i = 0; i < k; i++) {
+            void *r;
+            pthread_join(t[i], &r);
+            sum += (unsigned long)r & 0xff;
+        }
+    } else {
+        pid_t c[16];
+        for (int i = 0; i < k; i++)
+            if ((c[i] = fork()) == 0)
+                _exit((int)(spin_work(i, n) & 0xff));
+        for (int i = 0; i < k; i++) {
+            int st = 0;
+            waitpid(c[i], &st, 0);
+            sum += (unsigned long)WEXITSTATUS(st);
+        }
+    }
+    printf("spin: %lu\n", sum);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
@@ -242,6 +289,10 @@ int main(int argc, char **argv)
         return threads_mode();
     if (argc > 1 && strcmp(argv[1], "shm") == 0)
         return shm_mode();
+    if (argc > 3 && (strcmp(argv[1], "spin") == 0 || strcmp(argv[1], "spin-threads") == 0)) {
+        int k = atoi(argv[2]);
+        return spin_mode(argv[1][4] == '-', k < 1 ? 1 : k > 16 ? 16 : k, atol(argv[3]));
+    }
     if (argc > 1 && strcmp(argv[1], "segv") == 0) {
         pid_t c = fork();
         if (c == 0) {
