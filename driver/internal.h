@@ -61,6 +61,15 @@ struct thread {
     /* A signal whose handler runs when the current system call returns
      * (0: none), and its siginfo code. */
     int deliver, deliver_code;
+    /* A child's end (SIGCHLD with CLD_EXITED or CLD_KILLED): the child's
+     * pid and status for the handler's siginfo, as delivered now and as
+     * waiting among the signals from elsewhere (async). */
+    uint32_t deliver_chld_pid, async_chld_pid;
+    int deliver_chld_status, async_chld_status;
+    /* The same for a child's end signal left pending (blocked): its
+     * signal (0: none), code, the child's pid and status. */
+    int pending_chld_sig, pending_chld_code, pending_chld_status;
+    uint32_t pending_chld_pid;
     /* Signals with a handler that came from elsewhere (another thread, the
      * timer, SIGPIPE): taken at the thread's next system call entry, with
      * their siginfo codes; interrupted: it was woken from a wait for one,
@@ -228,6 +237,10 @@ struct drv_proc {
     uint8_t warned[16];          /* one-time messages, by warn_id */
     inlog *in;
     rec *rec;                    /* the recorder, when recording */
+    /* The child whose end signal_send is sending now (process_end), and
+     * its status: 0 outside. */
+    uint32_t chld_pid;
+    int chld_status;
     /* The end. */
     int done;
     drv_result result;

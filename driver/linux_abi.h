@@ -144,6 +144,7 @@ enum { LX_SS_ONSTACK = 1, LX_SS_DISABLE = 2 };
 #define LX_SA_NODEFER 0x40000000u
 #define LX_SA_RESETHAND 0x80000000u
 enum { LX_SI_USER = 0, LX_SI_TKILL = -6, LX_SI_KERNEL = 0x80 };
+enum { LX_CLD_EXITED = 1, LX_CLD_KILLED = 2 };   /* SIGCHLD's si_code */
 #define LX_MINSIGSTKSZ 2048u
 
 /* getrandom flags. */

@@ -204,8 +204,13 @@ void process_end(drv_proc *p, int wstatus)
         for (size_t i = 0; i < p->nalive && !to; i++)
             if (p->alive[i]->proc == par && p->alive[i]->state != THR_DEAD)
                 to = p->alive[i];
+        int killed = (wstatus & 0x7f) != 0;
+        p->chld_pid = pr->pid;
+        p->chld_status = killed ? wstatus & 0x7f : (wstatus >> 8) & 0xff;
         if (to)
-            (void)signal_send(p, to, pr->exit_signal, NULL, (wstatus & 0x7f) ? 2 : 1);
+            (void)signal_send(p, to, pr->exit_signal, NULL, killed ? LX_CLD_KILLED : LX_CLD_EXITED);
+        p->chld_pid = 0;
+        p->chld_status = 0;
         p->cur = pr;
     }
 }

@@ -87,6 +87,10 @@ static int64_t signal_async(drv_proc *p, thread *t, int sig, int code, uint64_t 
         return 0;
     t->async |= SIGBIT(sig);
     t->async_code[sig] = code;
+    if (p->chld_pid) {
+        t->async_chld_pid = p->chld_pid;
+        t->async_chld_status = p->chld_status;
+    }
     if (t->state == THR_BLOCKED) {
         if (t->wait == WAIT_FUTEX)
             futex_dequeue(p, t);
@@ -110,6 +114,8 @@ static int64_t act(drv_proc *p, thread *t, int sig, thread *from, int code)
             }
             t->deliver = sig;
             t->deliver_code = code;
+            t->deliver_chld_pid = t->async_chld_pid;
+            t->deliver_chld_status = t->async_chld_status;
             return 0;
         }
         return signal_async(p, t, sig, code == -1 ? LX_SI_USER : code, from ? sched_now(p, from) : 0);
@@ -138,6 +144,14 @@ int64_t signal_send(drv_proc *p, thread *to, int sig, thread *from, int code)
     if (sig != LX_SIGKILL && (h == LX_SIG_IGN || (h == LX_SIG_DFL && default_ignores(sig))))
         return 0;   /* discarded even while blocked, as Linux does */
     if ((to->sigmask & SIGBIT(sig)) && sig != LX_SIGKILL) {
+        /* A child's end keeps its siginfo while pending (the first one's:
+         * later ones merge into it, as in Linux). */
+        if (p->chld_pid && !(to->pending & SIGBIT(sig))) {
+            to->pending_chld_sig = sig;
+            to->pending_chld_code = code;
+            to->pending_chld_pid = p->chld_pid;
+            to->pending_chld_status = p->chld_status;
+        }
         to->pending |= SIGBIT(sig);
         return 0;
     }
@@ -151,8 +165,15 @@ int64_t signal_check_pending(drv_proc *p, thread *t)
         return 0;
     int sig = __builtin_ctzll(ready) + 1;
     t->pending &= ~SIGBIT(sig);
-    /* Its sender's code is not kept: a pending signal came from kill,
-     * tkill or tgkill, and the handler is told SI_TKILL. */
+    if (sig == t->pending_chld_sig) {
+        /* A child's end: its siginfo as it was sent. */
+        t->pending_chld_sig = 0;
+        t->async_chld_pid = t->pending_chld_pid;
+        t->async_chld_status = t->pending_chld_status;
+        return act(p, t, sig, t, t->pending_chld_code);
+    }
+    /* Otherwise its sender's code is not kept: a pending signal came from
+     * kill, tkill or tgkill, and the handler is told SI_TKILL. */
     return act(p, t, sig, t, LX_SI_TKILL);
 }
 
@@ -246,8 +267,11 @@ int64_t sc_rt_sigaction(drv_proc *p, thread *t, const uint64_t a[6])
         /* Setting SIG_IGN (or a default that ignores) discards pending ones. */
         if (n.handler == LX_SIG_IGN || (n.handler == LX_SIG_DFL && default_ignores((int)sig)))
             for (size_t i = 0; i < p->nalive; i++)
-                if (p->alive[i]->proc == p->cur)
+                if (p->alive[i]->proc == p->cur) {
                     p->alive[i]->pending &= ~SIGBIT(sig);
+                    if (p->alive[i]->pending_chld_sig == (int)sig)
+                        p->alive[i]->pending_chld_sig = 0;
+                }
     }
     return 0;
 }
@@ -462,10 +486,14 @@ void signal_deliver(drv_proc *p, thread *t, rru_ctx *c)
     uint8_t b[FR_SIZE] = {0};
     b[FR_INFO] = (uint8_t)sig;
     uint32_t code = (uint32_t)t->deliver_code;
+    int chld = code == LX_CLD_EXITED || code == LX_CLD_KILLED;   /* a child's exit signal */
+    uint32_t pid = chld ? t->deliver_chld_pid : p->cur->pid;
     for (int i = 0; i < 4; i++) {
         b[FR_INFO + 8 + i] = (uint8_t)(code >> (8 * i));
-        b[FR_INFO + 16 + i] = (uint8_t)(p->cur->pid >> (8 * i));
+        b[FR_INFO + 16 + i] = (uint8_t)(pid >> (8 * i));
         b[FR_INFO + 20 + i] = (uint8_t)(1000u >> (8 * i));   /* si_uid: getuid's */
+        if (chld)   /* si_status; si_utime and si_stime stay 0 */
+            b[FR_INFO + 24 + i] = (uint8_t)((uint32_t)t->deliver_chld_status >> (8 * i));
     }
     le64_put(b + FR_STACK, t->altstack_sp);
     b[FR_STACK + 8] = (uint8_t)(!t->altstack_size ? LX_SS_DISABLE : was_on ? LX_SS_ONSTACK : 0);
@@ -537,18 +565,23 @@ int64_t sc_rt_sigreturn(drv_proc *p, thread *t, const uint64_t a[6])
 
 /* The result of the SYSCALL record of a call that a signal from elsewhere
  * replaced: -(2^30 + S + 128 EINTR + 256 C), C indexing the siginfo code
- * (SI_USER, SI_TKILL, SI_KERNEL, and a child's end: CLD_EXITED,
- * CLD_KILLED). No call returns such a value. */
+ * (SI_USER, SI_TKILL, SI_KERNEL); a child's end (its exit signal, SIGCHLD
+ * but for clone's choice, with CLD_EXITED or CLD_KILLED: K 0 or 1)
+ * carries the child's PID and STATUS (8 bits) for the handler:
+ * -(2^40 + S + 128 EINTR + 256 K + 512 STATUS + 2^17 PID).
+ * No call returns such values. */
 #define MARK_BASE (INT64_C(1) << 30)
-#define MARK_CODES 5
-static const int mark_codes[MARK_CODES] = {LX_SI_USER, LX_SI_TKILL, LX_SI_KERNEL, 1, 2};
+#define MARK_CODES 3
+#define MARK_CHLD_BASE (INT64_C(1) << 40)
+static const int mark_codes[MARK_CODES] = {LX_SI_USER, LX_SI_TKILL, LX_SI_KERNEL};
 
-static int64_t signal_mark(int sig, int code, int eintr)
+static int64_t signal_mark(const thread *t, int sig, int code, int eintr)
 {
-    int c = 0;
-    for (int i = 1; i < MARK_CODES; i++)
-        if (code == mark_codes[i])
-            c = i;
+    if (code == LX_CLD_EXITED || code == LX_CLD_KILLED)
+        return -(MARK_CHLD_BASE + sig + 128 * eintr + 256 * (code == LX_CLD_KILLED) +
+                 512 * (int64_t)(t->async_chld_status & 0xff) +
+                 ((int64_t)(t->async_chld_pid & 0x3fffff) << 17));
+    int c = code == LX_SI_TKILL ? 1 : code == LX_SI_KERNEL ? 2 : 0;
     return -(MARK_BASE + sig + 128 * eintr + 256 * c);
 }
 
@@ -578,6 +611,8 @@ static void enter_async(drv_proc *p, thread *t, rru_ctx *c, int sig, int code, i
     }
     t->deliver = sig;
     t->deliver_code = code;
+    t->deliver_chld_pid = t->async_chld_pid;
+    t->deliver_chld_status = t->async_chld_status;
     signal_deliver(p, t, c);
 }
 
@@ -594,13 +629,23 @@ int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t 
                 !((p->cur->sigactions[sig].flags & LX_SA_RESTART) && restartable(nr, c));
     t->interrupted = 0;
     int code = t->async_code[sig];
-    syscall_log_result(p, t, nr, signal_mark(sig, code, eintr));
+    syscall_log_result(p, t, nr, signal_mark(t, sig, code, eintr));
     enter_async(p, t, c, sig, code, eintr, ecall_pc);
     return 1;
 }
 
 int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result)
 {
+    if (result <= -MARK_CHLD_BASE && result > -2 * MARK_CHLD_BASE) {
+        int64_t v = -result - MARK_CHLD_BASE;
+        int sig = (int)(v & 127), eintr = (int)((v >> 7) & 1);
+        if (sig < 1 || sig > LX_NSIG)
+            return 0;
+        t->async_chld_status = (int)((v >> 9) & 0xff);
+        t->async_chld_pid = (uint32_t)(v >> 17);
+        enter_async(p, t, c, sig, (v >> 8) & 1 ? LX_CLD_KILLED : LX_CLD_EXITED, eintr, c->pc - 4);
+        return 1;
+    }
     if (result > -MARK_BASE || result <= -(MARK_BASE + 256 * MARK_CODES))
         return 0;
     int64_t v = -result - MARK_BASE;

@@ -46,11 +46,46 @@ extern char **environ;
 #define TABLE 4096
 static long table[TABLE];
 static volatile sig_atomic_t chld;
+/* What each SIGCHLD's siginfo said (up to 16), and what waitpid said. */
+static volatile int chld_code[16], chld_pid[16], chld_status[16];
+static int reaped_n, reaped_pid[16], reaped_st[16];
 
-static void on_chld(int sig)
+static void on_chld(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
+    (void)uc;
+    if (chld < 16) {
+        chld_code[chld] = si->si_code;
+        chld_pid[chld] = si->si_pid;
+        chld_status[chld] = si->si_status;
+    }
     chld++;
+}
+
+static void note_reaped(pid_t pid, int st)
+{
+    if (reaped_n < 16) {
+        reaped_pid[reaped_n] = pid;
+        reaped_st[reaped_n++] = st;
+    }
+}
+
+/* 1 if every SIGCHLD's siginfo names a reaped child with its status. */
+static int chld_infos_match(void)
+{
+    for (int i = 0; i < chld && i < 16; i++) {
+        int ok = 0;
+        for (int k = 0; k < reaped_n; k++) {
+            int st = reaped_st[k];
+            if (chld_pid[i] != reaped_pid[k])
+                continue;
+            ok = chld_code[i] == CLD_EXITED ? WIFEXITED(st) && WEXITSTATUS(st) == chld_status[i]
+               : chld_code[i] == CLD_KILLED ? WIFSIGNALED(st) && WTERMSIG(st) == chld_status[i] : 0;
+        }
+        if (!ok)
+            return 0;
+    }
+    return chld > 0;
 }
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -406,8 +441,8 @@ int main(int argc, char **argv)
         n = 3;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_chld;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_chld;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigaction(SIGCHLD, &sa, NULL);
     for (int i = 0; i < TABLE; i++)
         table[i] = (long)i * i % 1009;
@@ -458,6 +493,7 @@ int main(int argc, char **argv)
     for (int k = n - 1; k >= 0; k--) {
         int st = 0;
         pid_t w = waitpid(pids[k], &st, 0);
+        note_reaped(w, st);
         printf("worker %d: reaped %s, exited %d status %d\n", k, w == pids[k] ? "itself" : "another",
                WIFEXITED(st), WEXITSTATUS(st));
     }
@@ -484,6 +520,7 @@ int main(int argc, char **argv)
     siginfo_t si;
     memset(&si, 0, sizeof si);
     int rc = waitid(P_PID, (id_t)c, &si, WEXITED);
+    note_reaped(c, si.si_status);   /* a signal number: as WTERMSIG reads it from a status */
     printf("waitid %d: code %s, signal %d, pid %s\n", rc, si.si_code == CLD_KILLED ? "killed" : "other",
            si.si_status, si.si_pid == c ? "right" : "wrong");
     close(pf[1]);
@@ -500,8 +537,25 @@ int main(int argc, char **argv)
         return 1;
     }
     waitpid(sp, &st, 0);
+    note_reaped(sp, st);
     printf("spawned: exited %d status %d\n", WIFEXITED(st), WEXITSTATUS(st));
     printf("no children left: %s\n", waitpid(-1, &st, WNOHANG) < 0 ? "ECHILD" : "more");
-    printf("SIGCHLD handled: %s\n", chld > 0 ? "yes" : "no");
+    printf("SIGCHLD handled, each siginfo naming a child and its status: %s\n",
+           chld_infos_match() ? "yes" : "no");
+    /* A SIGCHLD held while blocked keeps its child's siginfo. */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    pid_t held = fork();
+    if (held == 0)
+        _exit(42);
+    waitpid(held, &st, 0);
+    int before = chld;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    int last = chld - 1;
+    printf("a SIGCHLD held while blocked: %s\n",
+           chld == before + 1 && last < 16 && chld_code[last] == CLD_EXITED && chld_pid[last] == held &&
+           chld_status[last] == 42 ? "names its child and status 42" : "wrong");
     return 0;
 }
