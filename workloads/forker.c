@@ -88,24 +88,12 @@ static int chld_infos_match(void)
     return chld > 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *b = buf;
-    while (n) {
-        ssize_t k = write(fd, b, n);
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n)
+/* All N bytes of BUF written to (WRITE) or read from FD: 0, or -1. */
+static int move_all(int fd, void *buf, size_t n, int write_it)
 {
     char *b = buf;
     while (n) {
-        ssize_t k = read(fd, b, n);
+        ssize_t k = write_it ? write(fd, b, n) : read(fd, b, n);
         if (k <= 0)
             return -1;
         b += k;
@@ -468,7 +456,7 @@ int main(int argc, char **argv)
             table[k] = -1;   /* the parent's copy keeps its value */
             int ok = getppid() == self && getpid() != self;
             long msg[2] = {sum, ok};
-            if (write_all(pf[1], msg, sizeof msg) != 0)
+            if (move_all(pf[1], msg, sizeof msg, 1) != 0)
                 _exit(99);
             _exit(10 + k);
         }
@@ -479,7 +467,7 @@ int main(int argc, char **argv)
     long total = 0;
     for (int k = 0; k < n; k++) {
         long msg[2];
-        if (read_all(fds[k], msg, sizeof msg) != 0) {
+        if (move_all(fds[k], msg, sizeof msg, 0) != 0) {
             printf("worker %d: short read\n", k);
             return 1;
         }
