@@ -687,7 +687,9 @@ void drv_proc_stats(const drv_proc *p, drv_stats *out)
     out->context_switches = p->switches;
     out->wall_seconds = p->wall;
     out->page_faults = p->page_faults;
-    out->guest_pages = rru_mem_pages(p->cur->mem);
+    for (size_t i = 0; i < p->nprocs; i++)   /* every process's own memory */
+        if (i == 0 || !p->procs[i]->shares_mem)
+            out->guest_pages += rru_mem_pages(p->procs[i]->mem);
 }
 
 size_t drv_proc_threads(const drv_proc *p) { return p->nthreads; }

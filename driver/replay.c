@@ -169,6 +169,24 @@ static int replay_output(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t 
  * and hence against each other; the replay executes them in that order.
  * Writes alone being global would not do: two threads' dup3 onto one
  * descriptor, with no write between them, would be unordered. */
+/* A wait4 or waitid that reaped a child in the recording (its result, or
+ * the siginfo's pid its bytes put back): the replay's process table says
+ * so too, for the calls that look at it (kill, a later wait's errors). */
+static void mirror_reap(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t result)
+{
+    int64_t pid = 0;
+    if (nr == 260 && result > 0) {
+        pid = result;
+    } else if (nr == 95 && result == 0 && a[2] && !(a[3] & 0x01000000)) {   /* not WNOWAIT */
+        int32_t v;
+        if (rru_mem_read(p->cur->mem, a[2] + 16, &v, sizeof v) == 0)
+            pid = v;
+    }
+    process *c = pid > 0 ? process_by_pid(p, pid) : NULL;
+    if (c && c->parent == p->cur)
+        c->reaped = 1;
+}
+
 static void mirror_fds(drv_proc *p, uint64_t nr, const uint64_t a[6], int64_t result)
 {
     const int64_t a0 = (int64_t)(int32_t)a[0];
@@ -316,6 +334,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
         if (apply_mem(p, tid, in, NULL, NULL, msg, msglen) < 0)
             rc = DRV_REPLAY_DIVERGED;
         mirror_fds(p, nr, a, result);   /* fcntl's F_DUPFD (F_GETLK writes memory) */
+        mirror_reap(p, nr, a, result);
         break;
     case DRV_RP_OUTPUT:
         if (replay_output(p, nr, a, result) < 0)

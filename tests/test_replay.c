@@ -758,6 +758,7 @@ START_TEST(replay_reproduces_processes_from_every_format)
     static const char *const expect[] = {
         "worker 0: sum 686606, parent seen yes, then end of file",
         "worker 2: reaped itself, exited 1 status 12",
+        "signal 0 to a reaped child: -1 (No such process)",
         "total 2056931, table intact yes",
         "no child ended yet: 0",
         "waitid 0: code killed, signal 15, pid right",

@@ -485,6 +485,8 @@ int main(int argc, char **argv)
         printf("worker %d: reaped %s, exited %d status %d\n", k, w == pids[k] ? "itself" : "another",
                WIFEXITED(st), WEXITSTATUS(st));
     }
+    errno = 0;
+    printf("signal 0 to a reaped child: %d (%s)\n", kill(pids[0], 0), strerror(errno));
     long check = 0;
     for (int i = 0; i < TABLE; i++)
         check += table[i];
