@@ -413,6 +413,43 @@ int64_t sc_getppid(drv_proc *p, thread *t, const uint64_t a[6])
 }
 int64_t sc_gettid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)a; return t->vtid; }
 int64_t sc_getuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_UID; }
+
+/* The guest is one unprivileged user: its real, effective and saved ids
+ * are all GUEST_UID (GUEST_GID). It may set them to that id, or leave one
+ * as it is (-1, where the call allows it), as Linux lets such a user;
+ * any other id is EPERM. */
+static int64_t set_ids(const uint64_t a[6], int n, uint32_t own, int keep_ok)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t v = (uint32_t)a[i];
+        if (v == UINT32_MAX && !keep_ok)
+            return -LX_EINVAL;
+        if (v != own && v != UINT32_MAX)
+            return -LX_EPERM;
+    }
+    return 0;
+}
+
+int64_t sc_setuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; return set_ids(a, 1, GUEST_UID, 0); }
+int64_t sc_setgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; return set_ids(a, 1, GUEST_GID, 0); }
+int64_t sc_setreuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; return set_ids(a, 2, GUEST_UID, 1); }
+int64_t sc_setregid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; return set_ids(a, 2, GUEST_GID, 1); }
+int64_t sc_setresuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; return set_ids(a, 3, GUEST_UID, 1); }
+int64_t sc_setresgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; return set_ids(a, 3, GUEST_GID, 1); }
+
+/* getresuid, getresgid: the three ids, each at its address. */
+static int64_t get_ids(drv_proc *p, const uint64_t a[6], uint32_t own)
+{
+    for (int i = 0; i < 3; i++) {
+        int64_t rc = guest_write_u32(p, a[i], own);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int64_t sc_getresuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; return get_ids(p, a, GUEST_UID); }
+int64_t sc_getresgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; return get_ids(p, a, GUEST_GID); }
 /* The process is its own group and session leader. */
 int64_t sc_getpgid(drv_proc *p, thread *t, const uint64_t a[6])
 {

@@ -1252,6 +1252,16 @@ START_TEST(run_matches_qemu_on_processes)
                   strstr(r.err, "a writable shared mapping of a file another process maps so is not supported"),
                   "exit %d: %s%s", r.status, r.out, r.err);
     tu_output_free(&r);
+    /* The id calls of an unprivileged user (qemu runs as this host's
+     * user, often root: no comparison). */
+    tu_rnr(&r, (const char *[]){"run", "--", exe, "ids", NULL});
+    ck_assert_msg(r.status == 0 && strcmp(r.out, "setuid(own) 0, setgid(own) 0\n"
+                                                 "setuid(other) -1 Operation not permitted\n"
+                                                 "setreuid(-1, own) 0, setresgid(own, -1, own) 0\n"
+                                                 "setresuid(other) -1 Operation not permitted\n"
+                                                 "getresuid all own: yes, getresgid all own: yes\n") == 0 &&
+                  r.err_len == 0, "ids: %d %s%s", r.status, r.out, r.err);
+    tu_output_free(&r);
     /* POSIX record locks between a parent and its child: as qemu. */
     char *lockf = strdup(tu_path(dir, "locked"));
     tu_output b;

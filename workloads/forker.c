@@ -25,7 +25,10 @@
  * holder, a blocking wait until the parent unlocks, release at the
  * child's end). "forker spin K N" and "forker spin-threads K N": the
  * same work (K workers, N rounds of a hash each) in K processes or in K
- * threads, for measuring what a switch between processes costs. */
+ * threads, for measuring what a switch between processes costs.
+ * "forker ids": the user and group id calls of an unprivileged user
+ * (what busybox and the like call before they run a command). */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <spawn.h>
@@ -312,6 +315,23 @@ int main(int argc, char **argv)
         return threads_mode();
     if (argc > 1 && strcmp(argv[1], "shm") == 0)
         return shm_mode();
+    if (argc > 1 && strcmp(argv[1], "ids") == 0) {
+        uid_t u = getuid(), r, e, sv;
+        gid_t g = getgid(), rg, eg, sg;
+        printf("setuid(own) %d, setgid(own) %d\n", setuid(u), setgid(g));
+        errno = 0;
+        printf("setuid(other) %d %s\n", setuid(u + 1), strerror(errno));
+        errno = 0;
+        printf("setreuid(-1, own) %d, setresgid(own, -1, own) %d\n", setreuid((uid_t)-1, u),
+               setresgid(g, (gid_t)-1, g));
+        errno = 0;
+        printf("setresuid(other) %d %s\n", setresuid(u, u + 1, u), strerror(errno));
+        getresuid(&r, &e, &sv);
+        getresgid(&rg, &eg, &sg);
+        printf("getresuid all own: %s, getresgid all own: %s\n", r == u && e == u && sv == u ? "yes" : "no",
+               rg == g && eg == g && sg == g ? "yes" : "no");
+        return 0;
+    }
     if (argc > 3 && (strcmp(argv[1], "spin") == 0 || strcmp(argv[1], "spin-threads") == 0)) {
         int k = atoi(argv[2]);
         return spin_mode(argv[1][4] == '-', k < 1 ? 1 : k > 16 ? 16 : k, atol(argv[3]));
