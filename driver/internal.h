@@ -34,6 +34,7 @@ typedef enum thr_wait {
     WAIT_LOCK = 5,               /* a file lock held by another owner (locks.c) */
     WAIT_CHILD = 6,              /* wait4, waitid: a child process's end */
     WAIT_VFORK = 7,              /* vfork: the child's execve or end */
+    WAIT_SIGNAL = 8,             /* rt_sigsuspend: a signal with a handler */
 } thr_wait;
 
 typedef struct thread thread;
@@ -70,6 +71,10 @@ struct thread {
      * signal (0: none), code, the child's pid and status. */
     int pending_chld_sig, pending_chld_code, pending_chld_status;
     uint32_t pending_chld_pid;
+    /* rt_sigsuspend: its mask is in force (sigmask), and the one before
+     * it, which the next handler's frame saves, is suspend_saved. */
+    int suspending;
+    uint64_t suspend_saved;
     /* Signals with a handler that came from elsewhere (another thread, the
      * timer, SIGPIPE): taken at the thread's next system call entry, with
      * their siginfo codes; interrupted: it was woken from a wait for one,
@@ -592,6 +597,9 @@ void signal_deliver(drv_proc *p, thread *t, rru_ctx *c);
  * the call not run: a SYSCALL record with signal_mark's result says so),
  * else 0. */
 int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t ecall_pc);
+/* Replay of T's rt_sigsuspend (registers C, at the call) that blocked in
+ * the recording: its mask in force from here. Nothing for another call. */
+void signal_replay_suspend(drv_proc *p, thread *t, const rru_ctx *c);
 /* Replay: 1 if RESULT is such a record's, its handler entered on C. */
 int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result);
 /* Delivers T's pending signals that are no longer blocked. */

@@ -288,7 +288,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
          * another thread, an interrupted recording): the thread stops
          * here, and the replayer requires that the log gives it nothing
          * more to run. */
-        if (info.replay == DRV_RP_EMULATE && nr != 220 && nr != 435) {
+        if (info.replay == DRV_RP_EMULATE && nr != 220 && nr != 435 && nr != 133) {
             p->sys_thread = t;
             p->sys_core = -1;
             (void)syscall_emulate(p, t, (uint32_t)nr, a);
@@ -320,6 +320,7 @@ int drv_replay_syscall(drv_proc *p, uint32_t tid, rru_ctx *ctx, const drv_replay
     p->sys_thread = NULL;
     if (result == -LX_ERESTARTSYS) {
         /* The call blocked and ran again: its ECALL executes a second time. */
+        signal_replay_suspend(p, t, ctx);
         ctx->pc -= 4;
         return DRV_REPLAY_OK;
     }

@@ -312,6 +312,38 @@ int64_t sc_rt_sigprocmask(drv_proc *p, thread *t, const uint64_t a[6])
     return 0;
 }
 
+/* rt_sigsuspend: the mask at A0 is in force until a signal's handler
+ * runs; the call then ends with EINTR and the handler's return restores
+ * the mask before the call (its frame saves that one). A signal already
+ * pending and unblocked by the mask is taken at once; otherwise the
+ * thread waits (WAIT_SIGNAL) and the signal that ends the wait is taken
+ * at the call's next entry (signal_take_async), its mask still in force.
+ * A replay sees the first kind executed again here, and the second kind
+ * as the call's ERESTARTSYS and mark (signal_replay_mark applies the mask
+ * there). */
+int64_t sc_rt_sigsuspend(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    if (a[1] != 8)
+        return -LX_EINVAL;
+    uint64_t set;
+    int64_t rc = guest_read_u64(p, a[0], &set);
+    if (rc < 0)
+        return rc;
+    if (!t->suspending) {
+        t->suspend_saved = t->sigmask;
+        t->suspending = 1;
+    }
+    t->sigmask = set & ~UNBLOCKABLE;
+    if ((rc = signal_check_pending(p, t)) == SC_GONE)
+        return rc;
+    if (t->deliver)
+        return -LX_EINTR;
+    if (!p->m)
+        return SC_BLOCKED;   /* a replay: the call never returned in the recording */
+    sched_block(p, t, WAIT_SIGNAL, UINT64_MAX);
+    return SC_BLOCKED;
+}
+
 int64_t sc_sigaltstack(drv_proc *p, thread *t, const uint64_t a[6])
 {
     /* stack_t: ss_sp (8), ss_flags (4 + 4 padding), ss_size (8). */
@@ -498,7 +530,9 @@ void signal_deliver(drv_proc *p, thread *t, rru_ctx *c)
     le64_put(b + FR_STACK, t->altstack_sp);
     b[FR_STACK + 8] = (uint8_t)(!t->altstack_size ? LX_SS_DISABLE : was_on ? LX_SS_ONSTACK : 0);
     le64_put(b + FR_STACK + 16, t->altstack_size);
-    le64_put(b + FR_MASK, t->sigmask);
+    /* The mask sigreturn restores: rt_sigsuspend's caller's own. */
+    le64_put(b + FR_MASK, t->suspending ? t->suspend_saved : t->sigmask);
+    t->suspending = 0;
     le64_put(b + FR_REGS, c->pc);
     for (int i = 1; i < 32; i++)
         le64_put(b + FR_REGS + 8 * i, c->x[i]);
@@ -634,6 +668,20 @@ int signal_take_async(drv_proc *p, thread *t, rru_ctx *c, uint32_t nr, uint64_t 
     return 1;
 }
 
+/* Replay of rt_sigsuspend that blocked (its ERESTARTSYS record) or was
+ * replaced by a signal (a mark): the recording set the call's mask when
+ * it blocked, which a replay does not execute; it is put in force here,
+ * where the recording set it (signals sent meanwhile find it). */
+void signal_replay_suspend(drv_proc *p, thread *t, const rru_ctx *c)
+{
+    uint64_t set;
+    if (c->x[17] != 133 || t->suspending || rru_mem_read(p->cur->mem, c->x[10], &set, 8) != 0)
+        return;
+    t->suspend_saved = t->sigmask;
+    t->suspending = 1;
+    t->sigmask = set & ~UNBLOCKABLE;
+}
+
 int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result)
 {
     if (result <= -MARK_CHLD_BASE && result > -2 * MARK_CHLD_BASE) {
@@ -643,6 +691,7 @@ int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result)
             return 0;
         t->async_chld_status = (int)((v >> 9) & 0xff);
         t->async_chld_pid = (uint32_t)(v >> 17);
+        signal_replay_suspend(p, t, c);
         enter_async(p, t, c, sig, (v >> 8) & 1 ? LX_CLD_KILLED : LX_CLD_EXITED, eintr, c->pc - 4);
         return 1;
     }
@@ -652,6 +701,7 @@ int signal_replay_mark(drv_proc *p, thread *t, rru_ctx *c, int64_t result)
     int sig = (int)(v & 127), eintr = (int)((v >> 7) & 1), ci = (int)(v >> 8);
     if (sig < 1 || sig > LX_NSIG || ci >= MARK_CODES)
         return 0;
+    signal_replay_suspend(p, t, c);
     enter_async(p, t, c, sig, mark_codes[ci], eintr, c->pc - 4);
     return 1;
 }

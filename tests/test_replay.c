@@ -812,10 +812,13 @@ START_TEST(replay_reproduces_processes_from_every_format)
         {"threads", "threaded child 0: status 0\nthreaded child 1: status 3\nthreaded child 2: status 6\n"
                     "fork from a second thread: status 33\nworkers stopped\n", 0},
         {"orphan", "parent leaves its child waiting\n", 5},
+        {"suspend", "round 0: sigsuspend -1 (Interrupted system call), handler ran 1 time(s), child named "
+                    "status 20, SIGCHLD blocked again: yes\nround 1: sigsuspend -1 (Interrupted system call), "
+                    "handler ran 1 time(s), child named status 21, SIGCHLD blocked again: yes\n", 0},
         {"shm", "counter 3000 (want 3000)\nlines from the shm object:\nchild wrote a line\nchild wrote a line\n"
                 "child wrote a line\nevery child took a turn: yes\nshm object size 4096\n", 0},
     };
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         for (int s = 0; s < 2; s++) {
             char name[32], seed[16];
             snprintf(name, sizeof name, "%s%d", modes[k].mode, s);

@@ -27,7 +27,9 @@
  * same work (K workers, N rounds of a hash each) in K processes or in K
  * threads, for measuring what a switch between processes costs.
  * "forker ids": the user and group id calls of an unprivileged user
- * (what busybox and the like call before they run a command). */
+ * (what busybox and the like call before they run a command). "forker
+ * suspend": sigsuspend waiting for a child's SIGCHLD, and taking one that
+ * waits pending (a shell's wait). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -315,6 +317,39 @@ int main(int argc, char **argv)
         return threads_mode();
     if (argc > 1 && strcmp(argv[1], "shm") == 0)
         return shm_mode();
+    if (argc > 1 && strcmp(argv[1], "suspend") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_chld;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGCHLD, &sa, NULL);
+        sigset_t set, none, now;
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigemptyset(&none);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        for (int round = 0; round < 2; round++) {
+            pid_t c = fork();
+            if (c == 0)
+                _exit(20 + round);
+            if (round == 1) {   /* the child's signal waits pending first */
+                int st;
+                waitpid(c, &st, 0);
+            }
+            int before = chld;
+            errno = 0;
+            int rc = sigsuspend(&none);
+            int e = errno;
+            sigprocmask(SIG_BLOCK, NULL, &now);
+            printf("round %d: sigsuspend %d (%s), handler ran %d time(s), child %s status %d, SIGCHLD "
+                   "blocked again: %s\n", round, rc, strerror(e), chld - before,
+                   chld_pid[before] == c ? "named" : "not named", chld_status[before],
+                   sigismember(&now, SIGCHLD) ? "yes" : "no");
+            if (round == 0)
+                waitpid(c, NULL, 0);
+        }
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "ids") == 0) {
         uid_t u = getuid(), r, e, sv;
         gid_t g = getgid(), rg, eg, sg;
