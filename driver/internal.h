@@ -218,6 +218,14 @@ struct drv_proc {
     size_t nprocs, cap_procs;
     process *cur;
     uint32_t tid_base;           /* the first thread's id: threads[tid - tid_base] */
+    /* Programs execve loaded lately, with their SHA-256 (sys_exec.c): a
+     * file whose bytes are one of these is not hashed again. Owned. */
+    struct exec_seen {
+        uint8_t *bytes;
+        size_t n;
+        char sha[RNR_SHA256_HEX];
+    } exec_seen[4];
+    unsigned exec_seen_next;
     drv_exec_image *execs;       /* recording: the images execve loaded (sys_exec.c), owned */
     size_t nexecs, cap_execs;    /* (a replay counts its execs in nexecs) */
     rru_machine *m;

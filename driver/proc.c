@@ -818,6 +818,8 @@ void drv_proc_free(drv_proc *p)
         free(p->execs[i].path);
     free(p->execs);
     free(p->message);
+    for (size_t i = 0; i < sizeof p->exec_seen / sizeof p->exec_seen[0]; i++)
+        free(p->exec_seen[i].bytes);
     free(p->cur);
     free(p->procs);
     free(p);

@@ -336,7 +336,17 @@ static int build(rp_exec *x, const rnr_manifest *m, const char *prog, const char
         }
         /* Checked now, so that a program gone or changed since is bad
          * input before anything runs (the replay checks it again when it
-         * loads it). Packed ones are the bundle's programs/HASH. */
+         * loads it). Packed ones are the bundle's programs/HASH. One
+         * already checked for an earlier execve is not read again (a shell
+         * executes one program many times). */
+        size_t same = 0;
+        while (same < x->nexecs && strcmp(x->execs[same].sha256, sha) != 0)
+            same++;
+        if (same < x->nexecs && x->execs[same].path) {
+            x->execs[x->nexecs].path = strdup(x->execs[same].path);
+            memcpy(x->execs[x->nexecs].sha256, sha, 65);
+            continue;
+        }
         char kf[64], packed[4096];
         snprintf(kf, sizeof kf, "exec.%zu.file", x->nexecs);
         if (rnr_manifest_get(m, kf)) {
