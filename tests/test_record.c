@@ -200,7 +200,7 @@ static const workload threaded[] = {
     {"mmapfile", {0}}, {"redirect", {"3"}}, {"sysprobe", {"proc"}},
     {"sysprobe", {"maps", "strict"}}, {"pollpipe", {"3"}}, {"itimer", {"kill"}},
     {"itimer", {"ignored"}}, {"openmp", {"4", "3000"}}, {"sighandler", {0}}, {"robust", {0}},
-    {"sigthreads", {0}}, {"bigread", {"64"}},
+    {"sigthreads", {0}}, {"bigread", {"64"}}, {"forker", {"2"}}, {"forker", {"threads"}},
 };
 
 START_TEST(record_orders_every_real_conflict_of_every_workload)
