@@ -168,6 +168,7 @@ typedef struct shared_map shared_map;
  * and limits, and the threads whose thread.proc names it. */
 struct process {
     uint32_t pid;
+    uint32_t pgid, sid;          /* its process group and session (a fork's are its parent's) */
     process *parent;             /* NULL for the first process */
     size_t live;                 /* its threads not DEAD */
     int ended;                   /* every thread of it ended: a zombie until reaped */

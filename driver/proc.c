@@ -467,6 +467,7 @@ drv_proc *drv_proc_new(const drv_config *config, const char *program, const char
     p->nprocs = 1;
     p->cap_procs = 8;
     p->cur->pid = GUEST_PID;
+    p->cur->pgid = p->cur->sid = GUEST_PID;   /* its own group and session */
     p->tid_base = GUEST_PID;
     p->rng = config->machine.seed ^ 0x5eed0f0d51ee7ull;
     p->cur->umask = 022;

@@ -387,34 +387,61 @@ int64_t sc_sigaltstack(drv_proc *p, thread *t, const uint64_t a[6])
     return 0;
 }
 
+/* SIG from T to another process PR (not yet reaped): a zombie takes
+ * nothing, and says nothing. 0, or SC_GONE if the run ended. */
+static int64_t kill_other(drv_proc *p, thread *t, process *pr, int64_t sig)
+{
+    if (sig == 0 || pr->ended)
+        return 0;
+    process *self = p->cur;
+    p->cur = pr;
+    thread *to = NULL;
+    for (size_t i = 0; i < p->nalive; i++) {
+        thread *c = p->alive[i];
+        if (c->state == THR_DEAD || c->proc != pr)
+            continue;
+        if (!to || ((to->sigmask & SIGBIT(sig)) && !(c->sigmask & SIGBIT(sig))))
+            to = c;
+    }
+    int64_t rc = to ? signal_send(p, to, (int)sig, t, LX_SI_USER) : 0;
+    p->cur = self;
+    return rc == SC_GONE && !p->done && t->state != THR_DEAD ? 0 : rc;
+}
+
+/* kill: PID > 0 a process; 0 the caller's group, below -1 group -PID;
+ * -1 every process but the first (the init of the simulated system) and
+ * the caller, as Linux spares its init and the caller. The caller's own
+ * process, when it is among them, takes the signal last. */
 int64_t sc_kill(drv_proc *p, thread *t, const uint64_t a[6])
 {
     int64_t pid = (int64_t)(int32_t)a[0], sig = (int64_t)(int32_t)a[1];
     if (sig < 0 || sig > LX_NSIG)
         return -LX_EINVAL;
-    if (pid > 0 && pid != p->cur->pid) {
-        /* Another process: a zombie takes nothing, and says nothing. */
-        process *self = p->cur, *pr = process_by_pid(p, pid);
-        if (!pr || pr->reaped)
-            return -LX_ESRCH;
-        if (sig == 0 || pr->ended)
-            return 0;
-        p->cur = pr;
-        thread *to = NULL;
-        for (size_t i = 0; i < p->nalive; i++) {
-            thread *c = p->alive[i];
-            if (c->state == THR_DEAD || c->proc != pr)
-                continue;
-            if (!to || ((to->sigmask & SIGBIT(sig)) && !(c->sigmask & SIGBIT(sig))))
-                to = c;
-        }
-        int64_t rc = to ? signal_send(p, to, (int)sig, t, LX_SI_USER) : 0;
-        p->cur = self;
-        return rc == SC_GONE && !p->done && t->state != THR_DEAD ? 0 : rc;
-    }
-    if (pid != p->cur->pid && pid != 0 && pid != -1)
+    if (pid == INT32_MIN)
         return -LX_ESRCH;
-    return sig == 0 ? 0 : signal_send(p, NULL, (int)sig, t, LX_SI_USER);
+    if (pid > 0 && pid != p->cur->pid) {
+        process *pr = process_by_pid(p, pid);
+        return pr && !pr->reaped ? kill_other(p, t, pr, sig) : -LX_ESRCH;
+    }
+    if (pid == p->cur->pid)
+        return sig == 0 ? 0 : signal_send(p, NULL, (int)sig, t, LX_SI_USER);
+    uint32_t group = pid == 0 ? p->cur->pgid : (uint32_t)-pid;
+    int found = 0, self = 0;
+    for (size_t i = 0; i < p->nprocs && !p->done; i++) {
+        process *pr = p->procs[i];
+        if (pr->reaped || (pid == -1 ? i == 0 || pr == p->cur : pr->pgid != group))
+            continue;
+        found = 1;
+        if (pr == p->cur) {
+            self = 1;
+            continue;
+        }
+        if (kill_other(p, t, pr, sig) == SC_GONE)
+            return SC_GONE;
+    }
+    if (!found)
+        return -LX_ESRCH;
+    return self && sig != 0 ? signal_send(p, NULL, (int)sig, t, LX_SI_USER) : 0;
 }
 
 int64_t sc_tkill(drv_proc *p, thread *t, const uint64_t a[6])

@@ -451,12 +451,68 @@ static int64_t get_ids(drv_proc *p, const uint64_t a[6], uint32_t own)
 int64_t sc_getresuid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; return get_ids(p, a, GUEST_UID); }
 int64_t sc_getresgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)t; return get_ids(p, a, GUEST_GID); }
 /* The process is its own group and session leader. */
+/* The process PID names (0: the caller's), a zombie included, or NULL. */
+static process *id_target(drv_proc *p, uint64_t pid)
+{
+    process *pr = (int32_t)pid == 0 ? p->cur : process_by_pid(p, (int32_t)pid);
+    return pr && !pr->reaped ? pr : NULL;
+}
+
 int64_t sc_getpgid(drv_proc *p, thread *t, const uint64_t a[6])
 {
     (void)t;
-    return a[0] == 0 || (int64_t)a[0] == p->cur->pid ? (int64_t)p->cur->pid : -LX_ESRCH;
+    process *pr = id_target(p, a[0]);
+    return pr ? (int64_t)pr->pgid : -LX_ESRCH;
 }
-int64_t sc_getsid(drv_proc *p, thread *t, const uint64_t a[6]) { return sc_getpgid(p, t, a); }
+
+int64_t sc_getsid(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    process *pr = id_target(p, a[0]);
+    return pr ? (int64_t)pr->sid : -LX_ESRCH;
+}
+
+/* setpgid(PID, PGID): the caller or its child (ESRCH otherwise), not a
+ * session leader and in the caller's session (EPERM), moves to group
+ * PGID (0: its own pid), which must be its own pid or a group of the
+ * same session (EPERM). */
+int64_t sc_setpgid(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    int64_t pgid = (int64_t)(int32_t)a[1];
+    if (pgid < 0)
+        return -LX_EINVAL;
+    process *pr = id_target(p, a[0]);
+    if (!pr || (pr != p->cur && pr->parent != p->cur))
+        return -LX_ESRCH;
+    if (pr->sid == pr->pid || pr->sid != p->cur->sid)
+        return -LX_EPERM;
+    if (pgid == 0)
+        pgid = pr->pid;
+    if (pgid != (int64_t)pr->pid) {
+        int found = 0;
+        for (size_t i = 0; i < p->nprocs && !found; i++)
+            found = !p->procs[i]->reaped && p->procs[i]->pgid == (uint32_t)pgid &&
+                    p->procs[i]->sid == pr->sid;
+        if (!found)
+            return -LX_EPERM;
+    }
+    pr->pgid = (uint32_t)pgid;
+    return 0;
+}
+
+/* setsid: a process that leads no group starts a session and a group of
+ * its own (EPERM for a group leader: some process has its pid as group). */
+int64_t sc_setsid(drv_proc *p, thread *t, const uint64_t a[6])
+{
+    (void)t;
+    (void)a;
+    for (size_t i = 0; i < p->nprocs; i++)
+        if (!p->procs[i]->reaped && p->procs[i]->pgid == p->cur->pid)
+            return -LX_EPERM;
+    p->cur->sid = p->cur->pgid = p->cur->pid;
+    return p->cur->pid;
+}
 int64_t sc_getgid(drv_proc *p, thread *t, const uint64_t a[6]) { (void)p; (void)t; (void)a; return GUEST_GID; }
 
 /* 1 if PID names this process or one of its live threads (0 = the caller). */

@@ -815,10 +815,14 @@ START_TEST(replay_reproduces_processes_from_every_format)
         {"suspend", "round 0: sigsuspend -1 (Interrupted system call), handler ran 1 time(s), child named "
                     "status 20, SIGCHLD blocked again: yes\nround 1: sigsuspend -1 (Interrupted system call), "
                     "handler ran 1 time(s), child named status 21, SIGCHLD blocked again: yes\n", 0},
+        {"groups", "own group: yes\nchild in a new session: status 30\nthe other child's group is its own: yes\n"
+                   "kill(0, SIGUSR1): 0\nchild in the group: status 10\nthe caller took it too: yes\n"
+                   "kill(-other group, SIGTERM): 0\nchild of the other group: killed by signal 15\n"
+                   "kill of a group no process is in: -1 (No such process)\n", 0},
         {"shm", "counter 3000 (want 3000)\nlines from the shm object:\nchild wrote a line\nchild wrote a line\n"
                 "child wrote a line\nevery child took a turn: yes\nshm object size 4096\n", 0},
     };
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         for (int s = 0; s < 2; s++) {
             char name[32], seed[16];
             snprintf(name, sizeof name, "%s%d", modes[k].mode, s);

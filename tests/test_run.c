@@ -1206,8 +1206,8 @@ START_TEST(run_matches_qemu_on_processes)
     tu_output_free(&q);
     /* A child killed by SIGSEGV, and a parent that exits 5 leaving its
      * child blocked: as qemu. */
-    static const char *const same[] = {"segv", "orphan", "suspend"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const same[] = {"segv", "orphan", "suspend", "groups"};
+    for (int k = 0; k < 4; k++) {
         tu_output a, b;
         const char *qb[] = {QEMU, exe, same[k], NULL};
         run_env_stdin(&b, qb, NULL);

@@ -29,7 +29,9 @@
  * "forker ids": the user and group id calls of an unprivileged user
  * (what busybox and the like call before they run a command). "forker
  * suspend": sigsuspend waiting for a child's SIGCHLD, and taking one that
- * waits pending (a shell's wait). */
+ * waits pending (a shell's wait). "forker groups": process groups and
+ * sessions: setpgid, setsid, getpgid, getsid, kill of a group (0 and
+ * -PGID). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -306,6 +308,67 @@ static int spin_mode(int threads, int k, long n)
     return 0;
 }
 
+/* ---- "groups" ---- */
+
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    usr1++;
+}
+
+static int groups_mode(void)
+{
+    /* A group of its own (rnr's first process leads its group and session
+     * already: EPERM there, as Linux says to a session leader). */
+    (void)setpgid(0, 0);
+    printf("own group: %s\n", getpgid(0) == getpid() ? "yes" : "no");
+    signal(SIGUSR1, on_usr1);
+    sigset_t set, none;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigemptyset(&none);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    pid_t me = getpid();
+    pid_t a = fork();
+    if (a == 0) {   /* in its parent's group: the group's signal reaches it */
+        int same = getpgid(0) == me;
+        sigsuspend(&none);
+        _exit(same && usr1 == 1 ? 10 : 11);
+    }
+    pid_t b = fork();
+    if (b == 0) {   /* a group of its own; a group leader cannot start a session */
+        setpgid(0, 0);
+        int eperm = setsid() == -1 && errno == EPERM;
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        for (;;)
+            pause();
+        _exit(eperm ? 20 : 21);
+    }
+    setpgid(b, b);   /* both sides, as shells do: no race with the child's own */
+    pid_t c = fork();
+    if (c == 0) {   /* a session of its own */
+        pid_t sid = setsid();
+        _exit(sid == getpid() && getsid(0) == sid && getpgid(0) == sid ? 30 : 31);
+    }
+    int st = 0;
+    waitpid(c, &st, 0);
+    printf("child in a new session: status %d\n", WEXITSTATUS(st));
+    printf("the other child's group is its own: %s\n", getpgid(b) == b ? "yes" : "no");
+    printf("kill(0, SIGUSR1): %d\n", kill(0, SIGUSR1));
+    waitpid(a, &st, 0);
+    printf("child in the group: status %d\n", WEXITSTATUS(st));
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    printf("the caller took it too: %s\n", usr1 == 1 ? "yes" : "no");
+    printf("kill(-%s, SIGTERM): %d\n", "other group", kill(-b, SIGTERM));
+    waitpid(b, &st, 0);
+    printf("child of the other group: killed by signal %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    errno = 0;
+    printf("kill of a group no process is in: %d (%s)\n", kill(-b, 0), strerror(errno));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
@@ -317,6 +380,8 @@ int main(int argc, char **argv)
         return threads_mode();
     if (argc > 1 && strcmp(argv[1], "shm") == 0)
         return shm_mode();
+    if (argc > 1 && strcmp(argv[1], "groups") == 0)
+        return groups_mode();
     if (argc > 1 && strcmp(argv[1], "suspend") == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
