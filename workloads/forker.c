@@ -109,6 +109,22 @@ static int move_all(int fd, void *buf, size_t n, int write_it)
     return 0;
 }
 
+/* A child that blocks reading a new pipe (PF: its ends; the caller keeps
+ * the write end open) until no writer is left: its pid, or -1. */
+static pid_t fork_reader(int pf[2])
+{
+    if (pipe(pf) != 0)
+        return -1;
+    pid_t c = fork();
+    if (c == 0) {
+        char b;
+        close(pf[1]);
+        (void)read(pf[0], &b, 1);
+        _exit(0);
+    }
+    return c;
+}
+
 /* ---- "threads" ---- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -449,20 +465,15 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "orphan") == 0) {
+        /* The write end stays open here: the child waits until the run
+         * ends with this process. */
         int pf[2];
-        if (pipe(pf) != 0)
+        if (fork_reader(pf) < 0)
             return 1;
-        pid_t c = fork();
-        if (c == 0) {
-            char b;
-            close(pf[1]);
-            (void)read(pf[0], &b, 1);   /* the writer end stays open in no process... */
-            _exit(0);
-        }
         printf("parent leaves its child waiting\n");
         fflush(stdout);
         sleep(0);
-        return 5;   /* ...but this one's, until the run ends */
+        return 5;
     }
     if (argc > 2 && strcmp(argv[1], "locks") == 0) {
         int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -614,15 +625,9 @@ int main(int argc, char **argv)
 
     /* A child blocked in read, killed. */
     int pf[2];
-    if (pipe(pf) != 0)
+    pid_t c = fork_reader(pf);
+    if (c < 0)
         return 1;
-    pid_t c = fork();
-    if (c == 0) {
-        char b;
-        close(pf[1]);
-        (void)read(pf[0], &b, 1);
-        _exit(0);
-    }
     close(pf[0]);
     int st = 0;
     printf("no child ended yet: %d\n", waitpid(c, &st, WNOHANG));
